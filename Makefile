@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: MIT
+# sbx — sandboxes for untrusted code. Plain GNU make.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+VERSION := 0.1.0
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+SBX_CFLAGS := -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -Ilib \
+	-Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wno-format-truncation \
+	-fstack-protector-strong -fstack-clash-protection -fPIE
+SBX_LDFLAGS := -pie -Wl,-z,relro,-z,now,-z,noexecstack
+LIBS := -lyaml -lseccomp -lcap -lm
+
+ifeq ($(SANITIZE),1)
+SBX_CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SBX_LDFLAGS += -fsanitize=address,undefined
+B := build/san
+else
+SBX_CFLAGS += -D_FORTIFY_SOURCE=3
+B := build/rel
+endif
+
+PROGS := sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc
+LIB_SRC := $(wildcard lib/*.c)
+LIB_OBJ := $(LIB_SRC:lib/%.c=$(B)/lib/%.o)
+BINS := $(PROGS:%=$(B)/bin/%)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNITS := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
+MANS := $(patsubst man/%.scd,build/man/%,$(wildcard man/*.scd))
+
+all: $(BINS) $(MANS)
+
+$(B)/lib/%.o: lib/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SBX_CFLAGS) -c -o $@ $<
+
+$(B)/libsbx.a: $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+$(B)/bin/%: cmd/%.c $(B)/libsbx.a lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
+
+$(B)/unit/%: tests/unit/%.c $(B)/libsbx.a lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
+
+build/man/%: man/%.scd
+	@mkdir -p $(@D)
+	@if command -v scdoc >/dev/null; then scdoc < $< > $@; else echo "scdoc missing: $@ not built" >&2; fi
+
+deps:
+	@contrib/install-deps.sh
+
+# The whole suite: C unit tests, then the bats files; the last line is the summary.
+check: deps
+	@$(MAKE) --no-print-directory all $(UNITS)
+	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_UNIT=$(CURDIR)/$(B)/unit tests/run $(TESTS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@SBX_BIN=$(CURDIR)/$(B)/bin contrib/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@SBX_BIN=$(CURDIR)/$(B)/bin tests/bench/run
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		-D_GNU_SOURCE -Ilib lib cmd
+	shellcheck -s bash tests/run tests/helpers.bash contrib/*.sh .ci/run completions/sbx.bash
+	bash -n completions/sbx.bash
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+		$(DESTDIR)$(FISHCOMPDIR)
+	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
+	for m in $(MANS); do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
+	install -m 644 completions/sbx.bash $(DESTDIR)$(BASHCOMPDIR)/sbx
+	for p in $(PROGS); do [ $$p = sbx ] || ln -sf sbx $(DESTDIR)$(BASHCOMPDIR)/$$p; done
+	install -m 644 completions/_sbx $(DESTDIR)$(ZSHCOMPDIR)/_sbx
+	install -m 644 completions/sbx.fish $(DESTDIR)$(FISHCOMPDIR)/sbx.fish
+
+uninstall:
+	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(BASHCOMPDIR)/$$p; done
+	for m in $(MANS); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
+	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_sbx $(DESTDIR)$(FISHCOMPDIR)/sbx.fish
+
+clean:
+	rm -rf build
+
+dist:
+	git archive --prefix=sbx-$(VERSION)/ -o sbx-$(VERSION).tar.gz HEAD
+
+.PHONY: all deps check demo bench lint install uninstall clean dist
+.SECONDARY:

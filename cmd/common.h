@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* What every sbx program's main() shares: messages, version, output format. */
+#ifndef SBX_CMD_COMMON_H
+#define SBX_CMD_COMMON_H
+
+#include <err.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "doc.h"
+#include "error.h"
+
+static inline void __attribute__((noreturn))
+sbx_die(const struct sbx_err *e, const char *context)
+{
+	if (context != NULL)
+		errx(e->code ? e->code : SBX_EX_SOFTWARE, "%s: %s", context, e->msg);
+	errx(e->code ? e->code : SBX_EX_SOFTWARE, "%s", e->msg);
+}
+
+static inline void __attribute__((noreturn))
+sbx_version(void)
+{
+	printf("%s %s\n", program_invocation_short_name, SBX_VERSION);
+	exit(0);
+}
+
+static inline enum sbx_format
+sbx_opt_format(const char *arg, int usage_code)
+{
+	enum sbx_format f;
+
+	if (sbx_format_parse(arg, &f) == -1)
+		errx(usage_code, "-o: '%s' is not yaml or json", arg);
+	return f;
+}
+
+/* Flush stdout and report a failed write (a closed pipe, a full disk) as 74. */
+static inline int
+sbx_flush_stdout(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		warn("stdout");
+		return SBX_EX_IOERR;
+	}
+	return 0;
+}
+
+#endif

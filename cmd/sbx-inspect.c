@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* sbx-inspect: print a sandbox's state document — see sbx-inspect(1). */
+#include <getopt.h>
+
+#include "common.h"
+#include "id.h"
+#include "sandbox.h"
+
+static void __attribute__((noreturn))
+usage(int code)
+{
+	fprintf(code ? stderr : stdout, "usage: sbx-inspect [-o yaml|json] [ID | -]\n");
+	exit(code);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sbx_err e = { 0 };
+	struct sbx_store store;
+	struct sbx_manifest m;
+	enum sbx_format fmt = SBX_FMT_YAML;
+	char id[SBX_ID_MAX + 1];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
+		case 'h': usage(0);
+		case 'V': sbx_version();
+		default: usage(SBX_EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		usage(SBX_EX_USAGE);
+	if (fmt == SBX_FMT_ID)
+		fmt = SBX_FMT_YAML;
+	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, "sandbox_id", id, sizeof id, &e) == -1) {
+		if (e.code == SBX_EX_USAGE)
+			usage(SBX_EX_USAGE);
+		sbx_die(&e, NULL);
+	}
+	if (sbx_store_open(&store, &e) == -1)
+		sbx_die(&e, "state root");
+	if (sbx_sandbox_view(&store, id, &m, &e) == -1)
+		sbx_die(&e, id);
+	if (sbx_manifest_emit(stdout, &m, fmt) == -1)
+		errx(SBX_EX_IOERR, "stdout: write failed");
+	sbx_manifest_free(&m);
+	return sbx_flush_stdout();
+}

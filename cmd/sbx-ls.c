@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* sbx-ls: list sandboxes — see sbx-ls(1). */
+#include <getopt.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "sandbox.h"
+
+static void __attribute__((noreturn))
+usage(int code)
+{
+	fprintf(code ? stderr : stdout, "usage: sbx-ls [-q] [-o yaml|json]\n");
+	exit(code);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sbx_err e = { 0 };
+	struct sbx_store store;
+	struct sbx_manifest m;
+	enum sbx_format fmt = SBX_FMT_ID;
+	char **ids;
+	size_t n, i;
+	int c, quiet = 0, set = 0, table;
+
+	while ((c = getopt_long(argc, argv, "qo:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'q': quiet = 1; break;
+		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); set = 1; break;
+		case 'h': usage(0);
+		case 'V': sbx_version();
+		default: usage(SBX_EX_USAGE);
+		}
+	}
+	if (optind != argc)
+		usage(SBX_EX_USAGE);
+	/* A table for people; YAML for pipes unless asked otherwise; -q IDs only. */
+	table = !quiet && !set && isatty(STDOUT_FILENO);
+	if (!quiet && !set && !table)
+		fmt = SBX_FMT_YAML;
+	if (quiet)
+		fmt = SBX_FMT_ID;
+	if (sbx_store_open(&store, &e) == -1)
+		sbx_die(&e, "state root");
+	if (sbx_store_list(&store, &ids, &n, &e) == -1)
+		sbx_die(&e, NULL);
+	if (table)
+		printf("%-20s %-11s %-10s %-20s %s\n", "ID", "STATUS", "TIER", "CREATED", "EXPIRES");
+	for (i = 0; i < n; i++) {
+		if (sbx_sandbox_view(&store, ids[i], &m, &e) == -1) {
+			warnx("%s: %s", ids[i], e.msg);
+			free(ids[i]);
+			continue;
+		}
+		if (table)
+			printf("%-20s %-11s %-10s %-20s %s\n", m.sandbox_id, m.status ? m.status : "-",
+			    m.isolation_level ? m.isolation_level : "-",
+			    m.created_at ? m.created_at : "-", m.expires_at ? m.expires_at : "-");
+		else if (fmt == SBX_FMT_ID)
+			printf("%s\n", m.sandbox_id);
+		else if (fmt == SBX_FMT_JSON)
+			sbx_manifest_emit(stdout, &m, SBX_FMT_JSON);
+		else {
+			/* A stream of YAML documents. */
+			printf("---\n");
+			sbx_manifest_emit(stdout, &m, SBX_FMT_YAML);
+		}
+		sbx_manifest_free(&m);
+		free(ids[i]);
+	}
+	free(ids);
+	return sbx_flush_stdout();
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* sbx-provision: create a sandbox from a manifest — see sbx-provision(1). */
+#include <getopt.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "sandbox.h"
+
+static void __attribute__((noreturn))
+usage(int code)
+{
+	fprintf(code ? stderr : stdout,
+	    "usage: sbx-provision [-n] [-o yaml|json] [-c ID] [FILE | -]\n");
+	exit(code);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "correlation-id", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sbx_err e = { 0 };
+	struct sbx_store store;
+	struct sbx_manifest m;
+	enum sbx_format fmt = SBX_FMT_ID;
+	int c, dry = 0, existed;
+	const char *file;
+
+	while ((c = getopt_long(argc, argv, "no:c:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': dry = 1; break;
+		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
+		case 'c': sbx_audit_set_correlation(optarg); break;
+		case 'h': usage(0);
+		case 'V': sbx_version();
+		default: usage(SBX_EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		usage(SBX_EX_USAGE);
+	file = argc ? argv[0] : "-";
+	if (argc == 0 && isatty(STDIN_FILENO))
+		usage(SBX_EX_USAGE);
+	if (sbx_manifest_load(file, &m, &e) == -1)
+		sbx_die(&e, NULL);
+	if (!dry && sbx_store_open(&store, &e) == -1)
+		sbx_die(&e, "state root");
+	if (sbx_sandbox_provision(&store, &m, dry, &existed, &e) == -1)
+		sbx_die(&e, strcmp(file, "-") ? file : "<stdin>");
+	if (fmt == SBX_FMT_ID && !dry)
+		printf("%s\n", m.sandbox_id);
+	else if (sbx_manifest_emit(stdout, &m, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt) == -1)
+		errx(SBX_EX_IOERR, "stdout: write failed");
+	sbx_manifest_free(&m);
+	return sbx_flush_stdout();
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* sbx-run: run a command inside a sandbox — see sbx-run(1). */
+#include <getopt.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "id.h"
+#include "sandbox.h"
+
+static void __attribute__((noreturn))
+usage(int code)
+{
+	fprintf(code ? stderr : stdout,
+	    "usage: sbx-run [-t] [-e K=V]... [-w DIR] [-u UID[:GID]] [-T SECONDS [-k SECONDS]]\n"
+	    "               [--trace FILE|-] [-c ID] (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n");
+	exit(code);
+}
+
+static double
+seconds(const char *opt, const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end != '\0' || !(v > 0) || v > 31536000)
+		errx(SBX_EX_USAGE, "%s: '%s' is not a number of seconds", opt, s);
+	return v;
+}
+
+/* The ID on stdin: its first line only, so the rest stays the command's input. */
+static int
+id_from_stdin_line(char *id, size_t size, struct sbx_err *e)
+{
+	char line[512], *p;
+	size_t n = 0;
+	ssize_t r;
+
+	if (isatty(STDIN_FILENO))
+		return sbx_err_set(e, SBX_EX_USAGE, "no ID given and stdin is a terminal");
+	while (n + 1 < sizeof line && (r = read(STDIN_FILENO, line + n, 1)) == 1 &&
+	    line[n] != '\n')
+		n++;
+	line[n] = '\0';
+	p = line + strspn(line, " \t");
+	if (strncmp(p, "sandbox_id:", 11) == 0)
+		p += 11 + strspn(p + 11, " \t\"");
+	p[strcspn(p, "\" \t\r")] = '\0';
+	return sbx_id_from_arg_or_stdin(p, "sandbox_id", id, size, e);
+}
+
+static void
+write_trace(const char *path, const struct sbx_trace *t)
+{
+	FILE *f;
+
+	if (path == NULL)
+		return;
+	f = strcmp(path, "-") == 0 ? stderr : fopen(path, "we");
+	if (f == NULL) {
+		warn("--trace %s", path);
+		return;
+	}
+	sbx_trace_emit(f, t, SBX_FMT_YAML);
+	if (f != stderr && fclose(f) == EOF)
+		warn("--trace %s", path);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "tty", no_argument, NULL, 't' },
+		{ "manifest", required_argument, NULL, 'm' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "workdir", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "kill-after", required_argument, NULL, 'k' },
+		{ "trace", required_argument, NULL, 'r' },
+		{ "correlation-id", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sbx_err e = { 0 };
+	struct sbx_store store;
+	struct sbx_exec x = { 0 };
+	struct sbx_exec_result res;
+	struct sbx_manifest m;
+	const char *manifest = NULL, *trace = NULL;
+	char id[SBX_ID_MAX + 1], **env = NULL;
+	unsigned u, g;
+	int c, r, existed;
+
+	while ((c = getopt_long(argc, argv, "+tm:e:w:u:T:k:c:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': x.tty = 1; break;
+		case 'm': manifest = optarg; break;
+		case 'e':
+			if (strchr(optarg, '=') == NULL || optarg[0] == '=')
+				errx(SBX_EX_USAGE, "--env: '%s' is not NAME=VALUE", optarg);
+			if ((env = realloc(env, (x.n_env + 1) * sizeof *env)) == NULL)
+				err(SBX_EX_OSERR, NULL);
+			env[x.n_env++] = optarg;
+			break;
+		case 'w':
+			if (optarg[0] != '/')
+				errx(SBX_EX_USAGE, "--workdir: '%s' is not an absolute path", optarg);
+			x.workdir = optarg;
+			break;
+		case 'u':
+			if (sbx_user_parse(optarg, &u, &g) == -1)
+				errx(SBX_EX_USAGE, "--user: '%s' is not UID[:GID] (0-65535)", optarg);
+			x.user = optarg;
+			break;
+		case 'T': x.timeout_s = seconds("--timeout", optarg); break;
+		case 'k': x.kill_after_s = seconds("--kill-after", optarg); break;
+		case 'r': trace = optarg; break;
+		case 'c': sbx_audit_set_correlation(optarg); break;
+		case 'h': usage(0);
+		case 'V': sbx_version();
+		default: usage(SBX_EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	x.env = env;
+	if (manifest == NULL) {
+		if (argc == 0)
+			usage(SBX_EX_USAGE);
+		r = strcmp(argv[0], "-") == 0 ? id_from_stdin_line(id, sizeof id, &e) :
+		    sbx_id_from_arg_or_stdin(argv[0], "sandbox_id", id, sizeof id, &e);
+		if (r == -1) {
+			if (e.code == SBX_EX_USAGE)
+				usage(SBX_EX_USAGE);
+			errx(SBX_EX_RUNFAIL, "%s", e.msg);
+		}
+		argc--;
+		argv++;
+	}
+	if (argc > 0 && strcmp(argv[0], "--") == 0) {
+		argc--;
+		argv++;
+	}
+	if (argc == 0)
+		usage(SBX_EX_USAGE);
+	x.argv = argv;
+	/* From here on every failure of sbx itself is 125: the command's own
+	 * statuses (1-124, 126-255) must never be mistaken for ours. */
+	if (sbx_store_open(&store, &e) == -1)
+		errx(SBX_EX_RUNFAIL, "state root: %s", e.msg);
+	if (manifest != NULL) {
+		if (sbx_manifest_load(manifest, &m, &e) == -1)
+			errx(SBX_EX_RUNFAIL, "%s", e.msg);
+		free(m.sandbox_id);
+		m.sandbox_id = NULL;  /* a one-shot always gets a fresh sandbox */
+		if (sbx_sandbox_provision(&store, &m, 0, &existed, &e) == -1)
+			errx(SBX_EX_RUNFAIL, "%s: %s", manifest, e.msg);
+		snprintf(id, sizeof id, "%s", m.sandbox_id);
+		sbx_manifest_free(&m);
+	}
+	r = sbx_sandbox_run(&store, id, &x, &res, &e);
+	if (r == -1)
+		warnx("%s: %s", id, e.msg);
+	if (r == 0 || res.status == SBX_EX_NOEXEC || res.status == SBX_EX_NOTFOUND)
+		write_trace(trace, &res.trace);
+	sbx_trace_free(&res.trace);
+	if (manifest != NULL) {
+		struct sbx_err de = { 0 };
+
+		if (sbx_sandbox_destroy(&store, id, &de) == -1) {
+			warnx("%s: destroy: %s", id, de.msg);
+			if (r == 0)
+				res.status = SBX_EX_RUNFAIL;
+		}
+	}
+	free(env);
+	fflush(stdout);
+	return res.status;
+}

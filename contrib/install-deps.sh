@@ -1,0 +1,27 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Install the Debian packages sbx builds and tests with, when any is missing.
+set -eu
+pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev scdoc bats iproute2 util-linux procps"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root, or install them)" >&2
+	exit 69
+fi
+echo "install-deps: installing$missing" >&2
+apt_get() {
+	# Other work shares the machine: wait for the dpkg lock rather than fail.
+	i=0
+	until DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 "$@"; do
+		i=$((i + 1))
+		[ "$i" -lt 5 ] || return 1
+		sleep 5
+	done
+}
+apt_get update -qq
+# shellcheck disable=SC2086
+apt_get install -y -qq --no-install-recommends $missing >/dev/null

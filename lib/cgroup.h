@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cgroups, v1 and v2 behind one interface. The layout is read from
+ * /proc/self/mountinfo and /proc/self/cgroup; sbx's cgroups live below the
+ * cgroup the calling process is in (or $SBX_CGROUP_PARENT), as
+ * PARENT/sbx/<sandbox>/{init,run-N}, so limits sit on the sandbox and counters
+ * on each run. A cgroup is named by a "spec" string stored in the state
+ * document ("2:/path" or "1:cpu=/path,memory=/path,...").
+ */
+#ifndef SBX_CGROUP_H
+#define SBX_CGROUP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+enum sbx_cg_ctrl { SBX_CG_CPU, SBX_CG_CPUACCT, SBX_CG_MEMORY, SBX_CG_PIDS, SBX_CG_FREEZER,
+	SBX_CG_BLKIO, SBX_CG_NCTRL };
+
+struct sbx_cg_host {
+	int version;                          /* 1 or 2 */
+	char mnt[SBX_CG_NCTRL][512];          /* v1: each controller's mount; v2: mnt[0] */
+	char own[SBX_CG_NCTRL][512];          /* our cgroup in each, relative to its mount */
+};
+
+struct sbx_cgroup {
+	int version;
+	char path[SBX_CG_NCTRL][1024];        /* absolute directories; v2 uses path[0] */
+};
+
+struct sbx_cg_limits {
+	double cpu_cores;                     /* 0: none */
+	long long memory_bytes, memory_soft_bytes, pids;  /* 0: none */
+};
+
+struct sbx_cg_stats {
+	double cpu_s;
+	long long peak_memory_bytes, oom_kills, io_write_bytes, pids_max_events;
+};
+
+/* Read the host's layout (or, for tests, the given texts with paths under prefix). */
+int sbx_cgroup_host(struct sbx_cg_host *h, struct sbx_err *e);
+int sbx_cgroup_host_parse(const char *mountinfo, const char *selfcg, const char *prefix,
+    struct sbx_cg_host *h, struct sbx_err *e);
+/* Create sbx/<name> below our cgroup (or below parent_spec's cgroup when given). */
+int sbx_cgroup_create(const struct sbx_cg_host *h, const char *name, struct sbx_cgroup *cg,
+    struct sbx_err *e);
+int sbx_cgroup_child(const struct sbx_cgroup *parent, const char *name, struct sbx_cgroup *cg,
+    struct sbx_err *e);
+/* Spec string <-> cgroup. */
+int sbx_cgroup_spec(const struct sbx_cgroup *cg, const struct sbx_cg_host *h, char *buf,
+    size_t size);
+int sbx_cgroup_from_spec(const struct sbx_cg_host *h, const char *spec, struct sbx_cgroup *cg,
+    struct sbx_err *e);
+int sbx_cgroup_exists(const struct sbx_cgroup *cg);
+int sbx_cgroup_set_limits(const struct sbx_cgroup *cg, const struct sbx_cg_limits *l,
+    struct sbx_err *e);
+/* Move pid (0: the caller) into cg. */
+int sbx_cgroup_enter(const struct sbx_cgroup *cg, pid_t pid, struct sbx_err *e);
+/* Open the files that move a process into cg, so a child can join before exec. */
+int sbx_cgroup_open_procs(const struct sbx_cgroup *cg, int fds[SBX_CG_NCTRL], struct sbx_err *e);
+int sbx_cgroup_freeze(const struct sbx_cgroup *cg, int frozen, struct sbx_err *e);
+/* Kill every process in cg and its children; returns once none is left. */
+int sbx_cgroup_kill(const struct sbx_cgroup *cg, struct sbx_err *e);
+/* Number of processes in cg (children included). */
+int sbx_cgroup_nprocs(const struct sbx_cgroup *cg);
+int sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cg_stats *st, struct sbx_err *e);
+/* Kill, then remove cg and its children. Missing cgroups are fine. */
+int sbx_cgroup_destroy(const struct sbx_cgroup *cg, struct sbx_err *e);
+
+#endif

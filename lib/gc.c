@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* Garbage collection: terminated and expired sandboxes, tombstones, orphaned cgroups. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "gc.h"
+#include "id.h"
+#include "manifest.h"
+#include "sandbox.h"
+#include "util.h"
+
+static int
+orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_gc_report report, void *ctx)
+{
+	struct sbx_cg_host h;
+	struct sbx_cgroup cg;
+	char dir[1200];
+	DIR *d;
+	struct dirent *de;
+	int i, ctl;
+
+	if (sbx_cgroup_host(&h, NULL) == -1)
+		return 0;
+	ctl = h.version == 2 ? 0 : SBX_CG_FREEZER;
+	snprintf(dir, sizeof dir, "%s%s/sbx", h.mnt[ctl], h.own[ctl]);
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || !sbx_id_valid(de->d_name) ||
+		    sbx_store_exists(s, de->d_name))
+			continue;
+		report(ctx, "cgroup", de->d_name);
+		if (dry_run)
+			continue;
+		memset(&cg, 0, sizeof cg);
+		cg.version = h.version;
+		for (i = 0; i < (h.version == 2 ? 1 : SBX_CG_NCTRL); i++)
+			if (h.mnt[i][0])
+				snprintf(cg.path[i], sizeof cg.path[i], "%s%s/sbx/%s", h.mnt[i], h.own[i],
+				    de->d_name);
+		sbx_cgroup_destroy(&cg, NULL);
+	}
+	closedir(d);
+	return 0;
+}
+
+int
+sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void *ctx,
+    struct sbx_err *e)
+{
+	struct sbx_manifest m;
+	char **ids, p[1200];
+	size_t n, i;
+	int r = 0;
+	DIR *d;
+	struct dirent *de;
+
+	/* Tombstones: removals that a crash interrupted. */
+	snprintf(p, sizeof p, "%s/sandboxes", s->root);
+	if ((d = opendir(p)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			char t[1500];
+
+			if (strncmp(de->d_name, ".dead-", 6) != 0)
+				continue;
+			report(ctx, "state", de->d_name);
+			snprintf(t, sizeof t, "%s/%s", p, de->d_name);
+			if (!dry_run)
+				sbx_rm_rf(t, NULL);
+		}
+		closedir(d);
+	}
+	if (sbx_store_list(s, &ids, &n, e) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct sbx_err one;
+
+		if (sbx_sandbox_view(s, ids[i], &m, &one) == 0) {
+			if (m.status && strcmp(m.status, "terminated") == 0) {
+				report(ctx, "sandbox", ids[i]);
+				if (!dry_run && sbx_sandbox_destroy(s, ids[i], &one) == -1 && r == 0) {
+					*e = one;
+					r = -1;
+				}
+			}
+			sbx_manifest_free(&m);
+		} else if (one.code == SBX_EX_NOINPUT) {
+			/* A directory without state: a provision killed before its first write. */
+			char dir[1200];
+
+			if (sbx_store_path(s, ids[i], "state.yaml", dir, sizeof dir, NULL) == 0) {
+				int lock = sbx_store_lock(s, ids[i], 1, 0, NULL);
+
+				if (lock != -1) {
+					report(ctx, "state", ids[i]);
+					if (!dry_run)
+						sbx_store_remove(s, ids[i], NULL);
+					close(lock);
+				}
+			}
+		}
+		free(ids[i]);
+	}
+	free(ids);
+	orphan_cgroups(s, dry_run, report, ctx);
+	return r;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* Landlock: read everywhere, write only below the sandbox's writable mounts. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "landlock.h"
+
+/* Rights newer than the build machine's headers, by ABI version. */
+#define FS_TRUNCATE (1ULL << 14)   /* ABI 3 */
+#define FS_IOCTL_DEV (1ULL << 15)  /* ABI 5 */
+#define FS_ABI1 ((1ULL << 13) - 1)
+#define FS_REFER (1ULL << 13)      /* ABI 2 */
+#define FS_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | \
+	LANDLOCK_ACCESS_FS_READ_DIR)
+
+struct ruleset_attr {
+	uint64_t handled_access_fs, handled_access_net, scoped;
+};
+
+struct path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+int
+sbx_landlock_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	return v < 0 ? 0 : (int)v;
+}
+
+static int
+add_rule(int rs, const char *path, uint64_t access, struct sbx_err *e)
+{
+	struct path_beneath pb = { .allowed_access = access };
+	int r;
+
+	if ((pb.parent_fd = open(path, O_PATH | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		return sbx_err_sys(e, SBX_EX_OSERR, "landlock: %s", path);
+	}
+	r = (int)syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+	close(pb.parent_fd);
+	if (r == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "landlock: rule for %s", path);
+	return 0;
+}
+
+int
+sbx_landlock_restrict(const char *const *writable, size_t n, struct sbx_err *e)
+{
+	int abi = sbx_landlock_abi(), rs, r = -1;
+	struct ruleset_attr attr = { 0 };
+	uint64_t all;
+	size_t i;
+
+	if (abi < 1)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "the kernel has no Landlock");
+	all = FS_ABI1;
+	if (abi >= 2)
+		all |= FS_REFER;
+	if (abi >= 3)
+		all |= FS_TRUNCATE;
+	if (abi >= 5)
+		all |= FS_IOCTL_DEV;
+	attr.handled_access_fs = all;
+	if ((rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr.handled_access_fs,
+	    0)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "landlock_create_ruleset");
+	if (add_rule(rs, "/", FS_READ, e) == -1)
+		goto out;
+	/* Devices: write to null/tty and friends, ioctl on terminals. */
+	if (add_rule(rs, "/dev", FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE |
+	    (abi >= 3 ? FS_TRUNCATE : 0) | (abi >= 5 ? FS_IOCTL_DEV : 0), e) == -1)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (add_rule(rs, writable[i], all & ~(uint64_t)LANDLOCK_ACCESS_FS_MAKE_CHAR &
+		    ~(uint64_t)LANDLOCK_ACCESS_FS_MAKE_BLOCK, e) == -1)
+			goto out;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "no_new_privs");
+		goto out;
+	}
+	if (syscall(SYS_landlock_restrict_self, rs, 0) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "landlock_restrict_self");
+		goto out;
+	}
+	r = 0;
+out:
+	close(rs);
+	return r;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The manifest (sbx-manifest(5)) and the state document built on it: parsed
+ * strictly from YAML/JSON, given least-privilege defaults, written back with
+ * the same keys so one tool's output is the next tool's input.
+ */
+#ifndef SBX_MANIFEST_H
+#define SBX_MANIFEST_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "doc.h"
+#include "error.h"
+
+#define SBX_UNSET_INT LLONG_MIN
+
+struct sbx_strv {
+	char **v;
+	size_t n;
+};
+
+struct sbx_mount {
+	char *host, *guest, *mode;  /* mode: "ro" | "rw" */
+};
+
+struct sbx_tmpfs {
+	char *guest;
+	long long size_mb;
+};
+
+struct sbx_kv {
+	char *key, *val;
+};
+
+struct sbx_resources {
+	double cpu_cores;           /* NAN: unlimited */
+	long long memory_mb, memory_soft_pct, disk_mb, pids, max_wall_clock_s;
+};
+
+struct sbx_snapshot_cfg {
+	int enabled, before_destroy;
+	long long interval_s, keep;
+	char *storage_backend, *last_snapshot_id;
+};
+
+struct sbx_security {
+	char *seccomp;
+	struct sbx_strv capabilities;
+	int no_new_privileges, landlock;
+};
+
+/* What a run used, measured by the kernel (SPEC §5). */
+struct sbx_trace {
+	char *start_time;
+	double elapsed_s, cpu_seconds_used, peak_memory_mb, disk_written_mb;
+	long long exit_code, signal;  /* signal: SBX_UNSET_INT is null */
+	int oom_killed, timed_out;
+	char *kill_reason;            /* NULL is null */
+};
+
+/* What the namespace driver needs to find a sandbox's kernel objects again. */
+struct sbx_runtime {
+	long long pid, start_ticks;   /* the init process, and its start time */
+	long long uid_base, gid_base, id_count;
+	char *cgroup;                 /* cgroup path below the driver's parent */
+	int rootless;
+};
+
+struct sbx_manifest {
+	char *sandbox_id, *isolation_level, *trust, *runtime, *rootfs;
+	struct sbx_resources res;
+	char *network_policy;
+	struct sbx_strv allowed_egress;
+	struct sbx_mount *mounts;
+	size_t n_mounts;
+	struct sbx_tmpfs *tmpfs;
+	size_t n_tmpfs;
+	int read_only_root;
+	struct sbx_snapshot_cfg snapshot;
+	long long max_fork_factor;
+	struct sbx_security security;
+	char *user;                   /* "UID:GID" */
+	struct sbx_kv *env;
+	size_t n_env;
+	char *workdir;
+	/* State-document keys: ignored on provision, kept by the state store. */
+	char *status, *created_at, *expires_at;
+	struct sbx_trace trace;
+	int has_trace;
+	struct sbx_runtime rt;
+	int has_rt;
+};
+
+/* Parse and validate a manifest or state document; sets no defaults. */
+int sbx_manifest_parse(const char *name, const char *buf, size_t len, struct sbx_manifest *m,
+    struct sbx_err *e);
+/* Read FILE, or stdin for NULL / "-". */
+int sbx_manifest_load(const char *path, struct sbx_manifest *m, struct sbx_err *e);
+/* Fill every unset key with its least-privilege default and resolve `auto`. */
+int sbx_manifest_defaults(struct sbx_manifest *m, struct sbx_err *e);
+void sbx_manifest_init(struct sbx_manifest *m);
+void sbx_manifest_free(struct sbx_manifest *m);
+/* Drop the state-document keys (a state document fed back as a manifest). */
+void sbx_manifest_strip_state(struct sbx_manifest *m);
+/* The document tree of m, state keys included when set. */
+struct sbx_node *sbx_manifest_tree(const struct sbx_manifest *m);
+int sbx_manifest_emit(FILE *f, const struct sbx_manifest *m, enum sbx_format fmt);
+/* The trace alone ("execution_trace:" document). */
+int sbx_trace_emit(FILE *f, const struct sbx_trace *t, enum sbx_format fmt);
+void sbx_trace_init(struct sbx_trace *t);
+void sbx_trace_free(struct sbx_trace *t);
+/* Parse "UID[:GID]". */
+int sbx_user_parse(const char *s, unsigned *uid, unsigned *gid);
+
+#endif

@@ -1,0 +1,845 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The namespace driver: a sandbox is an init process holding new user, mount,
+ * PID, network, UTS, IPC and cgroup namespaces, in the sandbox's cgroup, with
+ * an overlay root. A run joins those namespaces, drops every privilege, and
+ * execs the command in a cgroup of its own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "cgroup.h"
+#include "driver.h"
+#include "landlock.h"
+#include "pty.h"
+#include "rootfs.h"
+#include "seccomp_profile.h"
+#include "util.h"
+
+#define ID_RANGE 65536
+#define DEFAULT_ID_BASE 1000000000LL
+#define DEFAULT_ID_SLOTS 1024
+
+static const char *const ns_names[] = { "user", "mnt", "pid", "net", "uts", "ipc", "cgroup" };
+static const int ns_types[] = { CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET,
+	CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWCGROUP };
+enum { NS_USER, NS_MNT, NS_PID, NS_NET, NS_UTS, NS_IPC, NS_CGROUP, NS_N };
+
+static int
+wants_cgroup_limits(const struct sbx_manifest *m)
+{
+	return !isnan(m->res.cpu_cores) || m->res.memory_mb != SBX_UNSET_INT ||
+	    m->res.pids != SBX_UNSET_INT;
+}
+
+static int
+ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	unsigned uid, gid;
+	size_t i;
+
+	if (strcmp(m->network_policy, "deny-all") != 0)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy %s: this build enforces "
+		    "only deny-all; refusing to provision with a different network",
+		    m->network_policy);
+	if (m->res.disk_mb != SBX_UNSET_INT)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "resource_allocation.disk_mb: this build "
+		    "cannot enforce a disk quota on the writable layer yet; remove the key or "
+		    "wait for quota support");
+	if (m->security.landlock == 1 && sbx_landlock_abi() < 1)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock: the kernel has no "
+		    "Landlock (set landlock: false to run without it)");
+	if (m->security.no_new_privileges == 0 && (strcmp(m->security.seccomp, "unconfined") ||
+	    m->security.landlock))
+		return sbx_err_set(e, SBX_EX_DATAERR, "security.no_new_privileges: false needs "
+		    "seccomp: unconfined and landlock: false (both require no_new_privs)");
+	if (sbx_seccomp_check(m->security.seccomp, e) == -1)
+		return sbx_err_prefix(e, "security.seccomp");
+	if (sbx_user_parse(m->user, &uid, &gid) == -1)
+		return sbx_err_set(e, SBX_EX_DATAERR, "user '%s' is not UID:GID", m->user);
+	if (s->rootless && (uid != 0 || gid != 0))
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "user %s: without root, sbx maps only "
+		    "your own ID into the sandbox, as 0:0", m->user);
+	for (i = 0; i < m->n_mounts; i++)
+		if (access(m->mounts[i].host, F_OK) == -1)
+			return sbx_err_sys(e, SBX_EX_NOINPUT, "filesystem_mounts: host %s",
+			    m->mounts[i].host);
+	return 0;
+}
+
+/* Host IDs for the sandbox: a 65536-wide slice of root's subordinate range, or
+ * of a default range, never host root; without root, the caller's own ID. */
+static int
+pick_ids(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
+{
+	char path[1200], buf[64], **ids = NULL, *sub = NULL, *line, *save = NULL;
+	long long base = DEFAULT_ID_BASE, count = (long long)ID_RANGE * DEFAULT_ID_SLOTS, slot;
+	size_t n = 0, i;
+	int lock = -1, r = -1;
+	unsigned char *used = NULL;
+
+	if (s->rootless) {
+		m->rt.uid_base = geteuid();
+		m->rt.gid_base = getegid();
+		m->rt.id_count = 1;
+		return 0;
+	}
+	if (sbx_read_file("/etc/subuid", 1 << 20, &sub, NULL, NULL) == 0) {
+		for (line = strtok_r(sub, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			long long b, c;
+
+			if ((sscanf(line, "root:%lld:%lld", &b, &c) == 2 ||
+			    sscanf(line, "0:%lld:%lld", &b, &c) == 2) && b > 0 && c >= ID_RANGE) {
+				base = b;
+				count = c;
+				break;
+			}
+		}
+		free(sub);
+	}
+	snprintf(path, sizeof path, "%s/ids.lock", s->root);
+	if ((lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 || flock(lock, LOCK_EX))
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", path);
+	if ((used = calloc((size_t)(count / ID_RANGE), 1)) == NULL) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	if (sbx_store_list(s, &ids, &n, e) == -1)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (sbx_store_path(s, ids[i], "ids", path, sizeof path, NULL) == 0 &&
+		    sbx_read_str(path, buf, sizeof buf) > 0) {
+			slot = (strtoll(buf, NULL, 10) - base) / ID_RANGE;
+			if (slot >= 0 && slot < count / ID_RANGE)
+				used[slot] = 1;
+		}
+	}
+	for (slot = 0; slot < count / ID_RANGE && used[slot]; slot++)
+		;
+	if (slot == count / ID_RANGE) {
+		sbx_err_set(e, SBX_EX_TEMPFAIL, "no free host ID range for another sandbox");
+		goto out;
+	}
+	m->rt.uid_base = m->rt.gid_base = base + slot * ID_RANGE;
+	m->rt.id_count = ID_RANGE;
+	snprintf(buf, sizeof buf, "%lld\n", m->rt.uid_base);
+	if (sbx_store_path(s, m->sandbox_id, "ids", path, sizeof path, e) == -1 ||
+	    sbx_write_atomic(path, buf, strlen(buf), 0600, e) == -1)
+		goto out;
+	r = 0;
+out:
+	for (i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	free(used);
+	close(lock);
+	return r;
+}
+
+static int
+write_maps(pid_t pid, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	char p[64], v[128];
+
+	if (m->rt.rootless) {
+		snprintf(p, sizeof p, "/proc/%d/setgroups", (int)pid);
+		if (sbx_write_str(p, "deny") == -1)
+			return sbx_err_sys(e, SBX_EX_OSERR, "%s", p);
+	}
+	snprintf(p, sizeof p, "/proc/%d/uid_map", (int)pid);
+	snprintf(v, sizeof v, "0 %lld %lld\n", m->rt.uid_base, m->rt.id_count);
+	if (sbx_write_str(p, v) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p);
+	snprintf(p, sizeof p, "/proc/%d/gid_map", (int)pid);
+	snprintf(v, sizeof v, "0 %lld %lld\n", m->rt.gid_base, m->rt.id_count);
+	if (sbx_write_str(p, v) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p);
+	return 0;
+}
+
+static int
+loopback_up(struct sbx_err *e)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "socket");
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == -1 ||
+	    (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(fd, SIOCSIFFLAGS, &ifr) == -1)) {
+		close(fd);
+		return sbx_err_sys(e, SBX_EX_OSERR, "bring up lo");
+	}
+	close(fd);
+	return 0;
+}
+
+struct init_msg {
+	int ok;
+	struct sbx_err err;
+};
+
+/* PID 1 of the sandbox: reap whatever is orphaned to us, forever. */
+static void __attribute__((noreturn))
+init_loop(void)
+{
+	sigset_t all, chld;
+	int fd;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	/* Never keep the caller's stdio: a pipe held open would hang `$(sbx-provision)`. */
+	if ((fd = open("/dev/null", O_RDWR)) != -1) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	} else {
+		close(0);
+		close(1);
+		close(2);
+	}
+	syscall(SYS_close_range, 3, ~0U, 0);
+	prctl(PR_SET_NAME, "sbx-init", 0, 0, 0);
+	for (;;) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		sigwaitinfo(&chld, NULL);
+	}
+}
+
+static void __attribute__((noreturn))
+init_main(const struct sbx_store *s, const struct sbx_manifest *m, int go, int status)
+{
+	struct init_msg msg = { 0 };
+	char c;
+
+	if (read(go, &c, 1) != 1)
+		_exit(1);
+	close(go);
+	/* Our host ID is unmapped here until we take the sandbox's root. */
+	if (setresgid(0, 0, 0) == -1 || setresuid(0, 0, 0) == -1) {
+		sbx_err_sys(&msg.err, SBX_EX_OSERR, "become root of the user namespace");
+		goto fail;
+	}
+	if (unshare(CLONE_NEWCGROUP) == -1) {
+		sbx_err_sys(&msg.err, SBX_EX_OSERR, "new cgroup namespace");
+		goto fail;
+	}
+	if (sethostname(m->sandbox_id, strlen(m->sandbox_id)) == -1) {
+		sbx_err_sys(&msg.err, SBX_EX_OSERR, "sethostname");
+		goto fail;
+	}
+	if (loopback_up(&msg.err) == -1 || sbx_rootfs_enter(s, m, &msg.err) == -1)
+		goto fail;
+	setsid();
+	msg.ok = 1;
+	if (sbx_write_all(status, &msg, sizeof msg) == -1)
+		_exit(1);
+	close(status);
+	init_loop();
+fail:
+	sbx_write_all(status, &msg, sizeof msg);
+	_exit(1);
+}
+
+static int
+reap(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return 0;
+		if (kill(pid, 0) == -1 && errno == ESRCH)
+			return 0;
+		usleep(2000);
+	}
+	return -1;
+}
+
+static int
+cgroup_of(const struct sbx_manifest *m, struct sbx_cg_host *h, struct sbx_cgroup *cg,
+    struct sbx_err *e)
+{
+	if (m->rt.cgroup == NULL)
+		return 0;
+	if (sbx_cgroup_host(h, e) == -1 || sbx_cgroup_from_spec(h, m->rt.cgroup, cg, e) == -1)
+		return -1;
+	return 1;
+}
+
+static int ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m,
+    struct sbx_err *e);
+
+static int
+ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
+{
+	struct sbx_cg_host h;
+	struct sbx_cgroup cg, initcg;
+	struct sbx_cg_limits lim = { 0 };
+	struct init_msg msg;
+	char spec[4096];
+	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0;
+	pid_t pid = -1;
+	ssize_t n;
+
+	m->has_rt = 1;
+	m->rt.rootless = s->rootless;
+	if (pick_ids(s, m, e) == -1 ||
+	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, e) == -1)
+		return -1;
+	/* cgroups: limits need them; without them runs are counted by rusage. */
+	if (sbx_cgroup_host(&h, e) == 0 && sbx_cgroup_create(&h, m->sandbox_id, &cg, e) == 0) {
+		have_cg = 1;
+		if (sbx_cgroup_spec(&cg, &h, spec, sizeof spec) == -1 ||
+		    (m->rt.cgroup = strdup(spec)) == NULL) {
+			sbx_err_set(e, SBX_EX_SOFTWARE, "cgroup path too long");
+			goto fail;
+		}
+	} else if (wants_cgroup_limits(m) || !s->rootless) {
+		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
+	}
+	if (have_cg) {
+		lim.cpu_cores = isnan(m->res.cpu_cores) ? 0 : m->res.cpu_cores;
+		if (m->res.memory_mb != SBX_UNSET_INT) {
+			lim.memory_bytes = m->res.memory_mb << 20;
+			lim.memory_soft_bytes = lim.memory_bytes / 100 * m->res.memory_soft_pct;
+		}
+		lim.pids = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
+		if (sbx_cgroup_set_limits(&cg, &lim, e) == -1 ||
+		    sbx_cgroup_child(&cg, "init", &initcg, e) == -1) {
+			sbx_err_prefix(e, "resource_allocation cannot be enforced");
+			goto fail;
+		}
+	}
+	if (pipe2(go, O_CLOEXEC) == -1 || pipe2(st, O_CLOEXEC) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "pipe");
+		goto fail;
+	}
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+	    CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD, NULL, NULL, NULL, 0);
+	if (pid == -1) {
+		sbx_err_sys(e, errno == EPERM || errno == ENOSPC || errno == EUSERS ?
+		    SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "cannot create the sandbox's namespaces");
+		goto fail;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		close(st[0]);
+		init_main(s, m, go[0], st[1]);
+	}
+	close(go[0]);
+	close(st[1]);
+	go[0] = st[1] = -1;
+	m->rt.pid = pid;
+	if (write_maps(pid, m, e) == -1 || (have_cg && sbx_cgroup_enter(&initcg, pid, e) == -1))
+		goto fail;
+	if (write(go[1], "g", 1) != 1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "start init");
+		goto fail;
+	}
+	n = read(st[0], &msg, sizeof msg);
+	if (n != (ssize_t)sizeof msg || !msg.ok) {
+		if (n == (ssize_t)sizeof msg)
+			*e = msg.err;
+		else
+			sbx_err_set(e, SBX_EX_OSERR, "the sandbox's init died while setting up");
+		goto fail;
+	}
+	m->rt.start_ticks = (long long)sbx_proc_starttime(pid);
+	close(go[1]);
+	close(st[0]);
+	return 0;
+fail:
+	if (go[0] != -1) close(go[0]);
+	if (go[1] != -1) close(go[1]);
+	if (st[0] != -1) close(st[0]);
+	if (st[1] != -1) close(st[1]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		reap(pid);
+	}
+	{
+		struct sbx_err ignored;
+
+		if (have_cg)
+			sbx_cgroup_destroy(&cg, &ignored);
+	}
+	return -1;
+}
+
+static int
+ns_alive(const struct sbx_manifest *m)
+{
+	return m->rt.pid > 0 && sbx_proc_alive((pid_t)m->rt.pid,
+	    (unsigned long long)m->rt.start_ticks);
+}
+
+static int
+ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	struct sbx_cg_host h;
+	struct sbx_cgroup cg;
+	int r = 0, i;
+
+	/* Killing init ends its PID namespace, and with it every process, the mounts
+	 * and the network namespace; the cgroup kill catches anything in between. */
+	if (ns_alive(m))
+		kill((pid_t)m->rt.pid, SIGKILL);
+	switch (cgroup_of(m, &h, &cg, e)) {
+	case -1:
+		r = -1;
+		break;
+	case 1:
+		if (sbx_cgroup_destroy(&cg, e) == -1)
+			r = -1;
+		break;
+	}
+	for (i = 0; i < 1000 && ns_alive(m); i++)
+		usleep(1000);
+	if (ns_alive(m))
+		return sbx_err_set(e, SBX_EX_OSERR, "init %lld survived SIGKILL", m->rt.pid);
+	return r;
+}
+
+/* Running a command */
+
+struct child_err {
+	int stage;   /* 0: setup (125), 1: exec */
+	int err;
+	struct sbx_err e;
+};
+
+static char **
+build_env(const struct sbx_manifest *m, const struct sbx_exec *x, unsigned uid)
+{
+	size_t cap = m->n_env + x->n_env + 8, n = 0, i, j;
+	char **env = calloc(cap, sizeof *env), *s;
+	const char *term = getenv("TERM");
+
+	if (env == NULL)
+		return NULL;
+#define PUT(...) do { if (asprintf(&s, __VA_ARGS__) == -1) return NULL; env[n++] = s; } while (0)
+	PUT("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	PUT("HOME=%s", uid == 0 ? "/root" : uid == 1000 ? "/home/sandbox" : "/");
+	PUT("HOSTNAME=%s", m->sandbox_id);
+	if (x->tty && term)
+		PUT("TERM=%s", term);
+	for (i = 0; i < m->n_env; i++)
+		PUT("%s=%s", m->env[i].key, m->env[i].val);
+	for (i = 0; i < x->n_env; i++)
+		PUT("%s", x->env[i]);
+#undef PUT
+	/* Later entries win: drop earlier ones with the same name. */
+	for (i = 0; i < n; i++) {
+		size_t klen = strcspn(env[i], "=");
+
+		for (j = i + 1; j < n; j++)
+			if (strncmp(env[i], env[j], klen + 1) == 0) {
+				free(env[i]);
+				env[i] = NULL;
+				break;
+			}
+	}
+	for (i = j = 0; i < n; i++)
+		if (env[i])
+			env[j++] = env[i];
+	env[j] = NULL;
+	return env;
+}
+
+static size_t
+writable_paths(const struct sbx_manifest *m, const char **w, size_t max)
+{
+	size_t n = 0, i;
+
+	if (!m->read_only_root && n < max)
+		w[n++] = "/";
+	for (i = 0; i < m->n_mounts && n < max; i++)
+		if (strcmp(m->mounts[i].mode, "rw") == 0)
+			w[n++] = m->mounts[i].guest;
+	for (i = 0; i < m->n_tmpfs && n < max; i++)
+		w[n++] = m->tmpfs[i].guest;
+	if (n + 2 <= max) {
+		w[n++] = "/tmp";
+		w[n++] = "/dev/shm";
+	}
+	return n;
+}
+
+static void __attribute__((noreturn))
+run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N],
+    int cgfds[SBX_CG_NCTRL], int errfd, int ttysock)
+{
+	struct child_err ce = { 0 };
+	const char *w[64];
+	struct rlimit core0 = { 0, 0 };
+	unsigned uid, gid;
+	char **env;
+	int i;
+	extern char **environ;
+
+	for (i = 0; i < SBX_CG_NCTRL; i++)
+		if (cgfds[i] != -1 && (sbx_write_all(cgfds[i], "0", 1) == -1 || close(cgfds[i]))) {
+			sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "join the run's cgroup");
+			goto fail;
+		}
+	for (i = 0; i < NS_N; i++) {
+		if (i == NS_PID || nsfd[i] == -1)
+			continue;
+		if (setns(nsfd[i], ns_types[i]) == -1) {
+			sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "join the sandbox's %s namespace",
+			    ns_names[i]);
+			goto fail;
+		}
+		close(nsfd[i]);
+	}
+	if (chdir("/") == -1) {
+		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "chdir /");
+		goto fail;
+	}
+	if (x->tty && sbx_pty_child(ttysock, &ce.e) == -1)
+		goto fail;
+	if (ttysock != -1)
+		close(ttysock);
+	sbx_user_parse(x->user ? x->user : m->user, &uid, &gid);
+	if ((env = build_env(m, x, uid)) == NULL) {
+		sbx_err_set(&ce.e, SBX_EX_RUNFAIL, "out of memory");
+		goto fail;
+	}
+	setrlimit(RLIMIT_CORE, &core0);
+	if (sbx_caps_become(uid, gid, !m->rt.rootless, m->security.capabilities.v,
+	    m->security.capabilities.n, &ce.e) == -1)
+		goto fail;
+	if (chdir(x->workdir ? x->workdir : m->workdir) == -1) {
+		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "workdir %s", x->workdir ? x->workdir : m->workdir);
+		goto fail;
+	}
+	if (m->security.no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "no_new_privs");
+		goto fail;
+	}
+	if (m->security.landlock &&
+	    sbx_landlock_restrict(w, writable_paths(m, w, SBX_ARRAY_LEN(w)), &ce.e) == -1)
+		goto fail;
+	/* Last: from here on, only the profile's calls work. */
+	if (sbx_seccomp_load(m->security.seccomp, &ce.e) == -1)
+		goto fail;
+	environ = env;
+	execvp(x->argv[0], x->argv);
+	ce.stage = 1;
+	ce.err = errno;
+	snprintf(ce.e.msg, sizeof ce.e.msg, "%s: %s", x->argv[0], strerror(errno));
+	ce.e.code = errno == ENOENT ? SBX_EX_NOTFOUND : SBX_EX_NOEXEC;
+fail:
+	if (ce.e.code == 0)
+		ce.e.code = SBX_EX_RUNFAIL;
+	sbx_write_all(errfd, &ce, sizeof ce);
+	_exit(ce.e.code);
+}
+
+static volatile sig_atomic_t forward_sig, winch;
+
+static void
+on_signal(int sig)
+{
+	if (sig == SIGWINCH)
+		winch = 1;
+	else
+		forward_sig = sig;
+}
+
+static int
+open_ns(const struct sbx_manifest *m, int nsfd[NS_N], struct sbx_err *e)
+{
+	char p[64];
+	int i;
+
+	for (i = 0; i < NS_N; i++)
+		nsfd[i] = -1;
+	for (i = 0; i < NS_N; i++) {
+		snprintf(p, sizeof p, "/proc/%lld/ns/%s", m->rt.pid, ns_names[i]);
+		if ((nsfd[i] = open(p, O_RDONLY | O_CLOEXEC)) == -1) {
+			sbx_err_sys(e, SBX_EX_RUNFAIL, "open %s", p);
+			goto fail;
+		}
+	}
+	/* The PID may have been reused between the check and the opens: check again. */
+	if (!ns_alive(m)) {
+		sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's init is gone");
+		goto fail;
+	}
+	return 0;
+fail:
+	for (i = 0; i < NS_N; i++)
+		if (nsfd[i] != -1)
+			close(nsfd[i]);
+	return -1;
+}
+
+static double
+now_s(void)
+{
+	return sbx_monotonic();
+}
+
+static int
+ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
+    struct sbx_exec_result *res, struct sbx_err *e)
+{
+	struct sbx_cg_host h;
+	struct sbx_cgroup sbcg, runcg;
+	struct sbx_cg_stats stats, before = { 0 };
+	struct child_err ce;
+	struct sigaction sa = { 0 }, old_int, old_term, old_hup, old_winch;
+	struct rusage ru = { 0 };
+	int nsfd[NS_N], cgfds[SBX_CG_NCTRL], errp[2] = { -1, -1 }, sp[2] = { -1, -1 };
+	int have_cg, status = 0, master = -1, stdin_open = 1, i, r = -1, pidfd = -1;
+	int timed_out = 0, killed_term = 0;
+	char name[64], stamp[32];
+	double t0, deadline = 0, term_at = 0;
+	pid_t pid;
+	ssize_t n;
+
+	sbx_trace_init(&res->trace);
+	for (i = 0; i < SBX_CG_NCTRL; i++)
+		cgfds[i] = -1;
+	if (!ns_alive(m))
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's init is gone (run sbx-gc)");
+	if ((have_cg = cgroup_of(m, &h, &sbcg, e)) == -1)
+		return -1;
+	if (open_ns(m, nsfd, e) == -1)
+		return -1;
+	if (have_cg) {
+		snprintf(name, sizeof name, "run-%ld", (long)getpid());
+		if (sbx_cgroup_child(&sbcg, name, &runcg, e) == -1 ||
+		    sbx_cgroup_open_procs(&runcg, cgfds, e) == -1)
+			goto out;
+		sbx_cgroup_stats(&sbcg, &before, NULL);
+	}
+	if (pipe2(errp, O_CLOEXEC) == -1 ||
+	    (x->tty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)) {
+		sbx_err_sys(e, SBX_EX_RUNFAIL, "pipe");
+		goto out;
+	}
+	/* Without root we must be in the sandbox's user namespace to join its PID
+	 * namespace; our host ID is its root, so files stay ours. */
+	if (m->rt.rootless) {
+		if (setns(nsfd[NS_USER], CLONE_NEWUSER) == -1) {
+			sbx_err_sys(e, SBX_EX_RUNFAIL, "join the sandbox's user namespace");
+			goto out;
+		}
+		close(nsfd[NS_USER]);
+		nsfd[NS_USER] = -1;
+	}
+	if (setns(nsfd[NS_PID], CLONE_NEWPID) == -1) {
+		sbx_err_sys(e, SBX_EX_RUNFAIL, "join the sandbox's pid namespace");
+		goto out;
+	}
+	sbx_time_rfc3339(stamp, sizeof stamp, time(NULL));
+	res->trace.start_time = strdup(stamp);
+	t0 = now_s();
+	if ((pid = fork()) == -1) {
+		sbx_err_sys(e, SBX_EX_RUNFAIL, "fork");
+		goto out;
+	}
+	if (pid == 0) {
+		close(errp[0]);
+		if (sp[0] != -1)
+			close(sp[0]);
+		run_child(m, x, nsfd, cgfds, errp[1], sp[1]);
+	}
+	close(errp[1]);
+	errp[1] = -1;
+	for (i = 0; i < SBX_CG_NCTRL; i++)
+		if (cgfds[i] != -1) {
+			close(cgfds[i]);
+			cgfds[i] = -1;
+		}
+	if (sp[1] != -1) {
+		close(sp[1]);
+		sp[1] = -1;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	sigaction(SIGWINCH, &sa, &old_winch);
+	if (x->tty) {
+		if ((master = sbx_pty_recv(sp[0], e)) == -1) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			goto restore;
+		}
+		sbx_pty_winsize(master);
+		sbx_pty_raw();
+	}
+	if (x->timeout_s > 0)
+		deadline = t0 + x->timeout_s;
+	for (;;) {
+		struct pollfd pf[3] = { { pidfd, POLLIN, 0 }, { master, POLLIN, 0 },
+			{ stdin_open && master != -1 ? 0 : -1, POLLIN, 0 } };
+		int wait_ms = -1;
+
+		if (forward_sig) {
+			kill(pid, forward_sig);
+			forward_sig = 0;
+		}
+		if (winch && master != -1) {
+			winch = 0;
+			sbx_pty_winsize(master);
+		}
+		if (deadline > 0) {
+			double left = (term_at > 0 ? term_at : deadline) - now_s();
+
+			if (left <= 0) {
+				if (x->kill_after_s > 0 && !killed_term) {
+					/* timeout(1): TERM first, KILL after the grace period. */
+					kill(pid, SIGTERM);
+					killed_term = 1;
+					term_at = now_s() + x->kill_after_s;
+					timed_out = 1;
+					continue;
+				}
+				timed_out = 1;
+				if (have_cg)
+					sbx_cgroup_kill(&runcg, NULL);
+				kill(pid, SIGKILL);
+				deadline = 0;
+				continue;
+			}
+			wait_ms = (int)(left * 1000) + 1;
+		}
+		if (pidfd == -1)
+			break;
+		if (poll(pf, 3, wait_ms) == -1 && errno != EINTR)
+			break;
+		if (pf[0].revents)
+			break;
+		if (master != -1 && (pf[1].revents || pf[2].revents) &&
+		    sbx_pty_pump(master, pf[2].revents != 0, pf[1].revents != 0, &stdin_open) == -1) {
+			/* The terminal closed: the command is on its way out. */
+			close(master);
+			master = -1;
+		}
+	}
+	if (master != -1) {
+		/* Drain what the command wrote before it exited. */
+		int fl = fcntl(master, F_GETFL);
+
+		fcntl(master, F_SETFL, fl | O_NONBLOCK);
+		while (sbx_pty_pump(master, 0, 1, &stdin_open) == 0) {
+			struct pollfd pm = { master, POLLIN, 0 };
+
+			if (poll(&pm, 1, 0) <= 0)
+				break;
+		}
+	}
+	while (wait4(pid, &status, 0, &ru) == -1 && errno == EINTR)
+		;
+	res->trace.elapsed_s = now_s() - t0;
+	sbx_pty_restore();
+	n = read(errp[0], &ce, sizeof ce);
+	if (n == (ssize_t)sizeof ce) {
+		/* sbx (125) or the exec (126/127) failed: the command never ran. */
+		*e = ce.e;
+		res->status = ce.e.code;
+		res->trace.exit_code = ce.e.code;
+		r = -1;
+	} else {
+		r = 0;
+		if (WIFEXITED(status)) {
+			res->status = WEXITSTATUS(status);
+			res->trace.exit_code = WEXITSTATUS(status);
+		} else if (WIFSIGNALED(status)) {
+			res->status = 128 + WTERMSIG(status);
+			res->trace.signal = WTERMSIG(status);
+		}
+	}
+	if (timed_out) {
+		res->status = SBX_EX_TIMEOUT;
+		res->trace.timed_out = 1;
+		res->trace.kill_reason = strdup("timeout");
+	}
+	/* A run ends with its command: what it left running goes too. */
+	if (have_cg) {
+		sbx_cgroup_kill(&runcg, NULL);
+		if (sbx_cgroup_stats(&runcg, &stats, NULL) == 0) {
+			struct sbx_cg_stats after;
+
+			res->trace.cpu_seconds_used = stats.cpu_s;
+			res->trace.peak_memory_mb = (double)stats.peak_memory_bytes / (1 << 20);
+			res->trace.disk_written_mb = (double)stats.io_write_bytes / (1 << 20);
+			/* On v1 an OOM under the sandbox's limit is counted where the limit
+			 * is: compare the sandbox's counter too. */
+			if (stats.oom_kills > 0 || (sbx_cgroup_stats(&sbcg, &after, NULL) == 0 &&
+			    after.oom_kills > before.oom_kills && res->trace.signal == SIGKILL)) {
+				res->trace.oom_killed = 1;
+				if (!timed_out) {
+					free(res->trace.kill_reason);
+					res->trace.kill_reason = strdup("memory");
+				}
+			}
+		}
+		sbx_cgroup_destroy(&runcg, NULL);
+	} else {
+		res->trace.cpu_seconds_used = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+		res->trace.peak_memory_mb = (double)ru.ru_maxrss / 1024;
+	}
+restore:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	sigaction(SIGWINCH, &old_winch, NULL);
+out:
+	for (i = 0; i < NS_N; i++)
+		if (nsfd[i] != -1)
+			close(nsfd[i]);
+	for (i = 0; i < SBX_CG_NCTRL; i++)
+		if (cgfds[i] != -1)
+			close(cgfds[i]);
+	if (errp[0] != -1) close(errp[0]);
+	if (errp[1] != -1) close(errp[1]);
+	if (sp[0] != -1) close(sp[0]);
+	if (sp[1] != -1) close(sp[1]);
+	if (master != -1) close(master);
+	if (pidfd != -1) close(pidfd);
+	if (r == -1 && res->status == 0)
+		res->status = SBX_EX_RUNFAIL;
+	return r;
+}
+
+const struct sbx_driver sbx_driver_namespace = {
+	.name = "namespace",
+	.check = ns_check,
+	.create = ns_create,
+	.exec = ns_exec,
+	.alive = ns_alive,
+	.destroy = ns_destroy,
+};

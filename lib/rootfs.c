@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/* The sandbox's root filesystem: overlay, /proc, /dev, binds, tmpfs, pivot_root. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rootfs.h"
+#include "util.h"
+
+/* Host directories a `rootfs: host` sandbox sees, read-only. Symlinks among them
+ * (merged /usr) are copied as symlinks. */
+static const char *const host_dirs[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+	"/libx32", "/etc/alternatives", "/etc/ssl", "/etc/ca-certificates", NULL };
+/* Small public host files copied into the synthesized /etc. */
+static const char *const host_files[] = { "/etc/ld.so.cache", "/etc/ld.so.conf",
+	"/etc/localtime", "/etc/mime.types", NULL };
+static const char *const skel_dirs[] = { "/dev", "/proc", "/sys", "/tmp", "/root", "/home",
+	"/etc", "/var", "/var/tmp", "/run", "/opt", "/mnt", NULL };
+
+static int
+write_file(const char *dir, const char *name, const char *text, uid_t uid, gid_t gid,
+    struct sbx_err *e)
+{
+	char p[1300];
+	int fd;
+
+	snprintf(p, sizeof p, "%s%s", dir, name);
+	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	if (sbx_write_all(fd, text, strlen(text)) == -1 || fchown(fd, uid, gid) == -1) {
+		sbx_err_sys(e, SBX_EX_IOERR, "%s", p);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int
+copy_file(const char *from, const char *dir, uid_t uid, gid_t gid, struct sbx_err *e)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	if (sbx_read_file(from, 1 << 22, &buf, &len, NULL) == -1)
+		return 0;  /* optional */
+	if (strlen(buf) != len) {
+		/* Binary (ld.so.cache): write it whole. */
+		char p[1300];
+		int fd;
+
+		snprintf(p, sizeof p, "%s%s", dir, from);
+		if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1 ||
+		    sbx_write_all(fd, buf, len) == -1 || fchown(fd, uid, gid) == -1) {
+			r = sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+			if (fd != -1)
+				close(fd);
+			free(buf);
+			return r;
+		}
+		close(fd);
+		free(buf);
+		return 0;
+	}
+	r = write_file(dir, from, buf, uid, gid, e);
+	free(buf);
+	return r;
+}
+
+static int
+mkdir_owned(const char *p, mode_t mode, uid_t uid, gid_t gid, struct sbx_err *e)
+{
+	if (mkdir(p, mode) == -1 && errno != EEXIST)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	if (chown(p, uid, gid) == -1 || chmod(p, mode) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	return 0;
+}
+
+static int
+make_skeleton(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t gid,
+    struct sbx_err *e)
+{
+	char p[1300], link[1024], text[2048];
+	struct stat st;
+	ssize_t n;
+	int i;
+
+	if (mkdir_owned(lower, 0755, uid, gid, e) == -1)
+		return -1;
+	for (i = 0; skel_dirs[i]; i++) {
+		snprintf(p, sizeof p, "%s%s", lower, skel_dirs[i]);
+		if (mkdir_owned(p, strcmp(skel_dirs[i], "/tmp") == 0 ||
+		    strcmp(skel_dirs[i], "/var/tmp") == 0 ? 01777 :
+		    strcmp(skel_dirs[i], "/root") == 0 ? 0700 : 0755, uid, gid, e) == -1)
+			return -1;
+	}
+	for (i = 0; host_dirs[i]; i++) {
+		if (lstat(host_dirs[i], &st) == -1)
+			continue;
+		snprintf(p, sizeof p, "%s%s", lower, host_dirs[i]);
+		if (S_ISLNK(st.st_mode)) {
+			if ((n = readlink(host_dirs[i], link, sizeof link - 1)) < 0)
+				continue;
+			link[n] = '\0';
+			if (symlink(link, p) == -1 && errno != EEXIST)
+				return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+			if (lchown(p, uid, gid) == -1)
+				return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+		} else if (S_ISDIR(st.st_mode) && mkdir_owned(p, 0755, uid, gid, e) == -1) {
+			return -1;
+		}
+	}
+	snprintf(text, sizeof text,
+	    "root:x:0:0:root:/root:/bin/sh\n"
+	    "sandbox:x:1000:1000:sandbox:/home/sandbox:/bin/sh\n"
+	    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+	if (write_file(lower, "/etc/passwd", text, uid, gid, e) == -1 ||
+	    write_file(lower, "/etc/group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n",
+	    uid, gid, e) == -1)
+		return -1;
+	snprintf(text, sizeof text, "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n"
+	    "127.0.1.1\t%s\n", m->sandbox_id);
+	if (write_file(lower, "/etc/hosts", text, uid, gid, e) == -1 ||
+	    write_file(lower, "/etc/hostname", m->sandbox_id, uid, gid, e) == -1 ||
+	    /* deny-all: no resolver is reachable, so none is named. */
+	    write_file(lower, "/etc/resolv.conf", "# sbx: network_policy deny-all\n", uid, gid,
+	    e) == -1 ||
+	    write_file(lower, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\n"
+	    "hosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n", uid, gid,
+	    e) == -1)
+		return -1;
+	for (i = 0; host_files[i]; i++)
+		if (copy_file(host_files[i], lower, uid, gid, e) == -1)
+			return -1;
+	snprintf(p, sizeof p, "%s/home/sandbox", lower);
+	return mkdir_owned(p, 0755, uid + 1000, gid + 1000, e);
+}
+
+int
+sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_t uid,
+    gid_t gid, struct sbx_err *e)
+{
+	char p[1200];
+	struct stat st;
+
+	/* overlayfs takes ',' and ':' as separators in its options. */
+	if (strpbrk(s->root, ",:") != NULL)
+		return sbx_err_set(e, SBX_EX_DATAERR, "SBX_ROOT '%s': overlay paths cannot hold ',' "
+		    "or ':'", s->root);
+	if (strcmp(m->rootfs, "host") != 0) {
+		if (m->rootfs[0] != '/')
+			return sbx_err_set(e, SBX_EX_UNAVAILABLE, "rootfs '%s': snapshot and image "
+			    "roots are not supported by this build yet", m->rootfs);
+		if (strpbrk(m->rootfs, ",:") != NULL)
+			return sbx_err_set(e, SBX_EX_DATAERR, "rootfs '%s': overlay paths cannot hold "
+			    "',' or ':'", m->rootfs);
+		if (stat(m->rootfs, &st) == -1)
+			return sbx_err_sys(e, 0, "rootfs %s", m->rootfs);
+		if (!S_ISDIR(st.st_mode))
+			return sbx_err_set(e, SBX_EX_DATAERR, "rootfs %s: not a directory", m->rootfs);
+	}
+	if (sbx_store_path(s, m->sandbox_id, "layer", p, sizeof p, e) == -1 ||
+	    mkdir_owned(p, 0700, uid, gid, e) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "layer/upper", p, sizeof p, e) == -1 ||
+	    mkdir_owned(p, 0755, uid, gid, e) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "layer/work", p, sizeof p, e) == -1 ||
+	    mkdir_owned(p, 0700, uid, gid, e) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "root", p, sizeof p, e) == -1 ||
+	    mkdir_owned(p, 0755, uid, gid, e) == -1)
+		return -1;
+	if (strcmp(m->rootfs, "host") == 0) {
+		if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
+		    make_skeleton(p, m, uid, gid, e) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Inside the namespaces */
+
+/*
+ * Open (creating as needed) path below the directory rootfd, never following a
+ * symlink: a hostile lower layer cannot redirect a mount point outside the root.
+ */
+static int
+open_beneath(int rootfd, const char *path, int is_dir, struct sbx_err *e)
+{
+	char buf[1024], *comp, *save = NULL, *next;
+	int fd = dup(rootfd), nfd;
+
+	snprintf(buf, sizeof buf, "%s", path);
+	for (comp = strtok_r(buf, "/", &save); comp && fd != -1; comp = next) {
+		next = strtok_r(NULL, "/", &save);
+		nfd = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC | (next || is_dir ?
+		    O_DIRECTORY : 0));
+		if (nfd == -1 && errno == ENOENT) {
+			if (next || is_dir) {
+				if (mkdirat(fd, comp, 0755) == -1 && errno != EEXIST)
+					goto fail;
+			} else {
+				int t = openat(fd, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC, 0644);
+
+				if (t == -1 && errno != EEXIST)
+					goto fail;
+				if (t != -1)
+					close(t);
+			}
+			nfd = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC |
+			    (next || is_dir ? O_DIRECTORY : 0));
+		}
+		if (nfd == -1)
+			goto fail;
+		close(fd);
+		fd = nfd;
+	}
+	return fd;
+fail:
+	sbx_err_sys(e, SBX_EX_OSERR, "mount point %s (a symlink or non-directory in the way?)",
+	    path);
+	close(fd);
+	return -1;
+}
+
+static int
+fdpath(char *buf, size_t size, int fd)
+{
+	return snprintf(buf, size, "/proc/self/fd/%d", fd) >= (int)size ? -1 : 0;
+}
+
+enum { BIND_RO = 0, BIND_RW = 1, BIND_DEV = 2 };
+
+/* Bind src (a host path) onto root/guest, read-only unless BIND_RW; nosuid always,
+ * nodev unless BIND_DEV (the few device nodes of /dev). */
+static int
+bind_into(int rootfd, const char *src, const char *guest, int how, struct sbx_err *e)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID |
+		(how & BIND_DEV ? 0 : MOUNT_ATTR_NODEV) };
+	struct stat st;
+	int tree, dst, r = -1;
+
+	if (stat(src, &st) == -1)
+		return sbx_err_sys(e, 0, "mount source %s", src);
+	if ((tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+	    AT_RECURSIVE)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "open_tree %s", src);
+	if (!(how & BIND_RW))
+		attr.attr_set |= MOUNT_ATTR_RDONLY;
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "mount_setattr %s", src);
+		goto out;
+	}
+	if ((dst = open_beneath(rootfd, guest, S_ISDIR(st.st_mode), e)) == -1)
+		goto out;
+	if (move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == -1)
+		sbx_err_sys(e, SBX_EX_OSERR, "mount %s on %s", src, guest);
+	else
+		r = 0;
+	close(dst);
+out:
+	close(tree);
+	return r;
+}
+
+static int
+mount_at(int rootfd, const char *guest, const char *fstype, unsigned long flags,
+    const char *opts, struct sbx_err *e)
+{
+	char p[64];
+	int fd, r = 0;
+
+	if ((fd = open_beneath(rootfd, guest, 1, e)) == -1)
+		return -1;
+	fdpath(p, sizeof p, fd);
+	if (mount(fstype, p, fstype, flags, opts) == -1)
+		r = sbx_err_sys(e, SBX_EX_OSERR, "mount %s on %s", fstype, guest);
+	close(fd);
+	return r;
+}
+
+static int
+make_dev(int rootfd, struct sbx_err *e)
+{
+	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty",
+		NULL };
+	static const char *const links[][2] = { { "pts/ptmx", "ptmx" }, { "/proc/self/fd", "fd" },
+		{ "/proc/self/fd/0", "stdin" }, { "/proc/self/fd/1", "stdout" },
+		{ "/proc/self/fd/2", "stderr" } };
+	char src[64], guest[64];
+	int devfd, i;
+
+	if (mount_at(rootfd, "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=1m", e) == -1)
+		return -1;
+	for (i = 0; nodes[i]; i++) {
+		snprintf(src, sizeof src, "/dev/%s", nodes[i]);
+		snprintf(guest, sizeof guest, "/dev/%s", nodes[i]);
+		/* Host device nodes keep working through a bind; mknod inside never would. */
+		if (bind_into(rootfd, src, guest, BIND_RW | BIND_DEV, e) == -1)
+			return -1;
+	}
+	if (mount_at(rootfd, "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+	    "newinstance,ptmxmode=0666,mode=620", e) == -1 ||
+	    mount_at(rootfd, "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m", e) == -1)
+		return -1;
+	if ((devfd = open_beneath(rootfd, "/dev", 1, e)) == -1)
+		return -1;
+	close(devfd);
+	if ((devfd = openat(rootfd, "dev", O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "/dev");
+	for (i = 0; i < (int)SBX_ARRAY_LEN(links); i++)
+		if (symlinkat(links[i][0], devfd, links[i][1]) == -1 && errno != EEXIST) {
+			close(devfd);
+			return sbx_err_sys(e, SBX_EX_OSERR, "/dev/%s", links[i][1]);
+		}
+	close(devfd);
+	return 0;
+}
+
+static int
+covered(const struct sbx_manifest *m, const char *guest)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_tmpfs; i++)
+		if (strcmp(m->tmpfs[i].guest, guest) == 0)
+			return 1;
+	for (i = 0; i < m->n_mounts; i++)
+		if (strcmp(m->mounts[i].guest, guest) == 0)
+			return 1;
+	return 0;
+}
+
+int
+sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	char root[1200], upper[1200], work[1200], lower[1200], opts[4096], v[64];
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	struct stat st;
+	int rootfd = -1, i;
+	size_t k;
+
+	if (sbx_store_path(s, m->sandbox_id, "root", root, sizeof root, e) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "layer/work", work, sizeof work, e) == -1)
+		return -1;
+	if (strcmp(m->rootfs, "host") == 0) {
+		if (sbx_store_path(s, m->sandbox_id, "lower", lower, sizeof lower, e) == -1)
+			return -1;
+	} else {
+		snprintf(lower, sizeof lower, "%s", m->rootfs);
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "make / private");
+	/* userxattr: in a user namespace overlay keeps whiteouts in user.* xattrs. */
+	if (sbx_path(opts, sizeof opts, e, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lower,
+	    upper, work) == -1)
+		return -1;
+	if (mount("overlay", root, "overlay", MS_NOSUID | MS_NODEV, opts) == -1)
+		return sbx_err_sys(e, errno == ENODEV ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR,
+		    "overlay on %s", root);
+	if ((rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", root);
+	if (strcmp(m->rootfs, "host") == 0) {
+		for (i = 0; host_dirs[i]; i++)
+			if (lstat(host_dirs[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+			    bind_into(rootfd, host_dirs[i], host_dirs[i], BIND_RO, e) == -1)
+				goto fail;
+	}
+	if (mount_at(rootfd, "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, e) == -1 ||
+	    make_dev(rootfd, e) == -1)
+		goto fail;
+	for (k = 0; k < m->n_mounts; k++)
+		if (bind_into(rootfd, m->mounts[k].host, m->mounts[k].guest,
+		    strcmp(m->mounts[k].mode, "rw") == 0 ? BIND_RW : BIND_RO, e) == -1)
+			goto fail;
+	for (k = 0; k < m->n_tmpfs; k++) {
+		snprintf(v, sizeof v, "mode=1777,size=%lldm", m->tmpfs[k].size_mb);
+		if (mount_at(rootfd, m->tmpfs[k].guest, "tmpfs", MS_NOSUID | MS_NODEV, v, e) == -1)
+			goto fail;
+	}
+	/* A read-only root still needs a scratch /tmp; give one unless the manifest did. */
+	if (m->read_only_root && !covered(m, "/tmp") &&
+	    mount_at(rootfd, "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m", e) == -1)
+		goto fail;
+	if (m->read_only_root && mount_setattr(rootfd, "", AT_EMPTY_PATH, &ro, sizeof ro) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "make the root read-only");
+		goto fail;
+	}
+	close(rootfd);
+	if (chdir(root) == -1 || syscall(SYS_pivot_root, ".", ".") == -1 ||
+	    umount2(".", MNT_DETACH) == -1 || chdir("/") == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "pivot_root into %s", root);
+	return 0;
+fail:
+	close(rootfd);
+	return -1;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox's root filesystem: an overlay of read-only lower layer(s) and
+ * the sandbox's own writable layer, plus fresh /proc, a minimal /dev, the
+ * manifest's bind mounts and tmpfs, then pivot_root. With `rootfs: host` the
+ * lower layer is a small synthesized tree (/etc, mount points, the host's
+ * top-level symlinks) and the host's system directories are bound read-only
+ * into it; nothing else of the host is visible.
+ */
+#ifndef SBX_ROOTFS_H
+#define SBX_ROOTFS_H
+
+#include <sys/types.h>
+
+#include "error.h"
+#include "manifest.h"
+#include "state.h"
+
+/* Host side, at provision: make layer/, lower/ and root/ in the sandbox directory. */
+int sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_t uid,
+    gid_t gid, struct sbx_err *e);
+/* Inside the new user and mount namespaces: build the root and pivot into it. */
+int sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+
+#endif

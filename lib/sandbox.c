@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/* The sandbox lifecycle: provision, run, destroy, view. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "id.h"
+#include "sandbox.h"
+#include "util.h"
+
+static int
+set_time(char **field, time_t t)
+{
+	char buf[32];
+
+	sbx_time_rfc3339(buf, sizeof buf, t);
+	free(*field);
+	return (*field = strdup(buf)) == NULL ? -1 : 0;
+}
+
+int
+sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int dry_run,
+    int *existed, struct sbx_err *e)
+{
+	const struct sbx_driver *drv;
+	char id[SBX_ID_MAX + 1];
+	time_t now = time(NULL);
+	int lock = -1, tries;
+
+	*existed = 0;
+	sbx_manifest_strip_state(m);
+	if (sbx_manifest_defaults(m, e) == -1)
+		return -1;
+	if (m->sandbox_id != NULL && !dry_run && sbx_store_exists(s, m->sandbox_id)) {
+		/* Idempotent: a retried provision returns the sandbox it made before. */
+		char *keep = strdup(m->sandbox_id);
+
+		sbx_manifest_free(m);
+		if (keep == NULL)
+			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		*existed = 1;
+		tries = sbx_sandbox_view(s, keep, m, e);
+		free(keep);
+		return tries;
+	}
+	if ((drv = sbx_driver_for(m, e)) == NULL || drv->check(s, m, e) == -1)
+		return -1;
+	if (dry_run)
+		return 0;
+	if (m->sandbox_id != NULL) {
+		if ((lock = sbx_store_create(s, m->sandbox_id, e)) == -1)
+			return -1;
+	} else {
+		for (tries = 0; lock == -1 && tries < 16; tries++) {
+			if (sbx_id_new("sbx-", id, sizeof id, e) == -1)
+				return -1;
+			lock = sbx_store_create(s, id, e);
+			if (lock == -1 && e->code != SBX_EX_TEMPFAIL)
+				return -1;
+		}
+		if (lock == -1 || (m->sandbox_id = strdup(id)) == NULL)
+			return sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a sandbox ID");
+	}
+	if (set_time(&m->created_at, now) == -1 ||
+	    set_time(&m->expires_at, now + (time_t)m->res.max_wall_clock_s) == -1 ||
+	    sbx_state_transition(m, "provisioning", e) == -1 || sbx_state_save(s, m, e) == -1)
+		goto fail;
+	if (drv->create(s, m, e) == -1)
+		goto fail;
+	if (sbx_state_transition(m, "ready", e) == -1 || sbx_state_save(s, m, e) == -1) {
+		struct sbx_err ignored;
+
+		drv->destroy(s, m, &ignored);
+		goto fail;
+	}
+	sbx_audit(s, m->sandbox_id, "provision", "ok", m->isolation_level, NULL);
+	close(lock);
+	return 0;
+fail:
+	{
+		struct sbx_err saved = *e, ignored;
+
+		sbx_audit(s, m->sandbox_id, "provision", "error", saved.msg, NULL);
+		sbx_store_remove(s, m->sandbox_id, &ignored);
+		*e = saved;
+	}
+	close(lock);
+	return -1;
+}
+
+static int
+expired(const struct sbx_manifest *m)
+{
+	time_t t;
+
+	return m->expires_at && sbx_time_parse(m->expires_at, &t) == 0 && time(NULL) >= t;
+}
+
+/* Live runs leave a marker named for their PID, so status can say "executing". */
+static int
+live_runs(const struct sbx_store *s, const char *id)
+{
+	char p[1200];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	if (sbx_store_path(s, id, "runs", p, sizeof p, NULL) == -1 || (d = opendir(p)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' && kill((pid_t)atol(de->d_name), 0) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+int
+sbx_sandbox_view(const struct sbx_store *s, const char *id, struct sbx_manifest *m,
+    struct sbx_err *e)
+{
+	const struct sbx_driver *drv;
+	const char *st = NULL;
+
+	if (sbx_state_load(s, id, m, e) == -1)
+		return -1;
+	if (m->status == NULL || strcmp(m->status, "terminated") == 0 ||
+	    strcmp(m->status, "provisioning") == 0 || strcmp(m->status, "cleanup") == 0)
+		return 0;
+	if ((drv = sbx_driver_for(m, NULL)) != NULL && !drv->alive(m))
+		st = "terminated";
+	else if (expired(m))
+		st = "terminated";
+	else if (strcmp(m->status, "ready") == 0 && live_runs(s, id) > 0)
+		st = "executing";
+	if (st != NULL) {
+		free(m->status);
+		if ((m->status = strdup(st)) == NULL)
+			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	}
+	return 0;
+}
+
+int
+sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec *x,
+    struct sbx_exec_result *res, struct sbx_err *e)
+{
+	const struct sbx_driver *drv;
+	struct sbx_manifest m;
+	char marker[1200], dir[1200], detail[128];
+	int lock, r, fd;
+
+	res->status = SBX_EX_RUNFAIL;
+	sbx_trace_init(&res->trace);
+	if ((lock = sbx_store_lock(s, id, 0, 1, e)) == -1)
+		return -1;
+	if (sbx_state_load(s, id, &m, e) == -1) {
+		close(lock);
+		return -1;
+	}
+	if (m.status == NULL || (strcmp(m.status, "ready") != 0 && strcmp(m.status, "executing"))) {
+		sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is %s, not ready", m.status ? m.status : "?");
+		goto out;
+	}
+	if (expired(&m)) {
+		sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox expired at %s (max_wall_clock_s); "
+		    "destroy it with sbx-gc", m.expires_at);
+		goto out;
+	}
+	if ((drv = sbx_driver_for(&m, e)) == NULL)
+		goto out;
+	sbx_store_path(s, id, "runs", dir, sizeof dir, NULL);
+	mkdir(dir, 0700);
+	snprintf(marker, sizeof marker, "%s/%ld", dir, (long)getpid());
+	if ((fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) != -1)
+		close(fd);
+	/* Runs do not hold the lock while the command runs: destroy must not wait. */
+	close(lock);
+	lock = -1;
+	sbx_audit(s, id, "run-start", "ok", x->argv[0], NULL);
+	r = drv->exec(s, &m, x, res, e);
+	unlink(marker);
+	snprintf(detail, sizeof detail, "exit %d", res->status);
+	sbx_audit(s, id, "run-end", r == 0 ? "ok" : "error", r == 0 ? detail : e->msg, NULL);
+	if (r == 0 && (lock = sbx_store_lock(s, id, 1, 1, NULL)) != -1) {
+		/* Keep the last run's trace in the state (best effort: it may be gone). */
+		struct sbx_manifest cur;
+		struct sbx_err ignored;
+
+		if (sbx_state_load(s, id, &cur, &ignored) == 0) {
+			sbx_trace_free(&cur.trace);
+			cur.trace = res->trace;
+			cur.has_trace = 1;
+			sbx_state_save(s, &cur, &ignored);
+			sbx_trace_init(&cur.trace);
+			sbx_manifest_free(&cur);
+		}
+	}
+	sbx_manifest_free(&m);
+	if (lock != -1)
+		close(lock);
+	return r;
+out:
+	sbx_manifest_free(&m);
+	if (lock != -1)
+		close(lock);
+	return -1;
+}
+
+int
+sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	const struct sbx_driver *drv;
+	struct sbx_manifest m;
+	int lock, r = -1;
+
+	if ((lock = sbx_store_lock(s, id, 1, 1, e)) == -1)
+		return -1;
+	if (sbx_state_load(s, id, &m, e) == -1) {
+		close(lock);
+		return -1;
+	}
+	if ((drv = sbx_driver_for(&m, e)) == NULL)
+		goto out;
+	if (sbx_state_transition(&m, "cleanup", e) == -1 || sbx_state_save(s, &m, e) == -1)
+		goto out;
+	if (drv->destroy(s, &m, e) == -1)
+		goto out;
+	if (sbx_store_remove(s, id, e) == -1)
+		goto out;
+	r = 0;
+out:
+	sbx_audit(s, id, "destroy", r == 0 ? "ok" : "error", r == 0 ? NULL : e->msg, NULL);
+	sbx_manifest_free(&m);
+	close(lock);
+	return r;
+}

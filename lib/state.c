@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/* The state store: per-sandbox directories, locks, atomic writes, the lifecycle. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "id.h"
+#include "state.h"
+#include "util.h"
+
+int
+sbx_store_open(struct sbx_store *s, struct sbx_err *e)
+{
+	const char *env = getenv("SBX_ROOT"), *xdg, *home;
+	char sub[1100];
+
+	s->rootless = geteuid() != 0;
+	if (env != NULL && *env) {
+		if (env[0] != '/')
+			return sbx_err_set(e, SBX_EX_USAGE, "SBX_ROOT: '%s' is not an absolute path", env);
+		if (sbx_path(s->root, sizeof s->root, e, "%s", env) == -1)
+			return -1;
+	} else if (!s->rootless) {
+		snprintf(s->root, sizeof s->root, "/var/lib/sbx");
+	} else if ((xdg = getenv("XDG_STATE_HOME")) != NULL && xdg[0] == '/') {
+		if (sbx_path(s->root, sizeof s->root, e, "%s/sbx", xdg) == -1)
+			return -1;
+	} else if ((home = getenv("HOME")) != NULL && home[0] == '/') {
+		if (sbx_path(s->root, sizeof s->root, e, "%s/.local/state/sbx", home) == -1)
+			return -1;
+	} else {
+		return sbx_err_set(e, SBX_EX_CANTCREAT, "no state root: set SBX_ROOT or HOME");
+	}
+	/* 0711: sandboxes' mapped users must reach their own layers, never list others. */
+	if (sbx_mkdir_p(s->root, 0711, e) == -1)
+		return -1;
+	snprintf(sub, sizeof sub, "%s/sandboxes", s->root);
+	if (mkdir(sub, 0711) == -1 && errno != EEXIST)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", sub);
+	return 0;
+}
+
+int
+sbx_store_path(const struct sbx_store *s, const char *id, const char *sub, char *buf,
+    size_t size, struct sbx_err *e)
+{
+	if (sbx_id_check(id, e) == -1)
+		return -1;
+	if (sub == NULL)
+		return sbx_path(buf, size, e, "%s/sandboxes/%s", s->root, id);
+	return sbx_path(buf, size, e, "%s/sandboxes/%s/%s", s->root, id, sub);
+}
+
+int
+sbx_store_exists(const struct sbx_store *s, const char *id)
+{
+	char p[1200];
+	struct stat st;
+
+	return sbx_store_path(s, id, "state.yaml", p, sizeof p, NULL) == 0 && stat(p, &st) == 0;
+}
+
+int
+sbx_store_lock(const struct sbx_store *s, const char *id, int exclusive, int wait,
+    struct sbx_err *e)
+{
+	char p[1200];
+	struct stat st;
+	int fd;
+
+	if (sbx_store_path(s, id, NULL, p, sizeof p, e) == -1)
+		return -1;
+	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return sbx_err_set(e, SBX_EX_NOINPUT, "no such sandbox");
+		return sbx_err_sys(e, 0, "%s", p);
+	}
+	while (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB)) == -1) {
+		if (errno == EINTR)
+			continue;
+		close(fd);
+		if (errno == EWOULDBLOCK)
+			return sbx_err_set(e, SBX_EX_TEMPFAIL, "locked by another sbx tool; try again");
+		return sbx_err_sys(e, SBX_EX_OSERR, "lock %s", p);
+	}
+	/* Destroyed while we waited: the directory we hold is unlinked. */
+	if (fstat(fd, &st) == -1 || st.st_nlink == 0) {
+		close(fd);
+		return sbx_err_set(e, SBX_EX_NOINPUT, "no such sandbox");
+	}
+	return fd;
+}
+
+int
+sbx_store_create(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	char p[1200];
+
+	if (sbx_store_path(s, id, NULL, p, sizeof p, e) == -1)
+		return -1;
+	if (mkdir(p, 0711) == -1) {
+		if (errno == EEXIST)
+			return sbx_err_set(e, SBX_EX_TEMPFAIL, "sandbox %s is being created by "
+			    "another tool", id);
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	}
+	return sbx_store_lock(s, id, 1, 0, e);
+}
+
+int
+sbx_state_load(const struct sbx_store *s, const char *id, struct sbx_manifest *m,
+    struct sbx_err *e)
+{
+	char p[1200];
+
+	if (sbx_store_path(s, id, "state.yaml", p, sizeof p, e) == -1)
+		return -1;
+	if (access(p, F_OK) == -1)
+		return sbx_err_set(e, SBX_EX_NOINPUT, "no such sandbox");
+	if (sbx_manifest_load(p, m, e) == -1) {
+		if (e->code == SBX_EX_DATAERR)
+			e->code = SBX_EX_SOFTWARE;   /* our own file: corrupt, not bad input */
+		return -1;
+	}
+	return 0;
+}
+
+int
+sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	char p[1200], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if (sbx_store_path(s, m->sandbox_id, "state.yaml", p, sizeof p, e) == -1)
+		return -1;
+	if ((f = open_memstream(&buf, &len)) == NULL)
+		return sbx_err_sys(e, SBX_EX_OSERR, "open_memstream");
+	r = sbx_manifest_emit(f, m, SBX_FMT_YAML);
+	if (fclose(f) == EOF || r == -1) {
+		free(buf);
+		return sbx_err_set(e, SBX_EX_OSERR, "cannot render the state document");
+	}
+	r = sbx_write_atomic(p, buf, len, 0600, e);
+	free(buf);
+	return r;
+}
+
+/* Allowed next states; "running" is the seed documents' word for a live sandbox. */
+static const struct {
+	const char *from, *to;
+} moves[] = {
+	{ "provisioning", "ready" }, { "provisioning", "cleanup" },
+	{ "ready", "executing" }, { "ready", "snapshotting" }, { "ready", "forking" },
+	{ "ready", "merging" }, { "ready", "paused" }, { "ready", "cleanup" },
+	{ "executing", "ready" }, { "executing", "snapshotting" }, { "executing", "paused" },
+	{ "executing", "cleanup" },
+	{ "snapshotting", "ready" }, { "snapshotting", "executing" }, { "snapshotting", "cleanup" },
+	{ "forking", "ready" }, { "forking", "cleanup" },
+	{ "merging", "ready" }, { "merging", "cleanup" },
+	{ "paused", "ready" }, { "paused", "snapshotting" }, { "paused", "cleanup" },
+	{ "cleanup", "terminated" }, { "cleanup", "cleanup" },
+	{ "terminated", "cleanup" },
+};
+
+int
+sbx_state_transition(struct sbx_manifest *m, const char *to, struct sbx_err *e)
+{
+	const char *from = m->status ? m->status : "provisioning";
+	size_t i;
+	char *s;
+
+	for (i = 0; i < SBX_ARRAY_LEN(moves); i++)
+		if (strcmp(moves[i].from, from) == 0 && strcmp(moves[i].to, to) == 0)
+			break;
+	if (i == SBX_ARRAY_LEN(moves) && !(m->status == NULL && strcmp(to, "provisioning") == 0))
+		return sbx_err_set(e, SBX_EX_DATAERR, "sandbox %s is %s: cannot become %s",
+		    m->sandbox_id, from, to);
+	if ((s = strdup(to)) == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	free(m->status);
+	m->status = s;
+	return 0;
+}
+
+int
+sbx_store_remove(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	char p[1200], tomb[1300];
+
+	if (sbx_store_path(s, id, NULL, p, sizeof p, e) == -1)
+		return -1;
+	/* Rename first: a crash halfway leaves a tombstone gc removes, not a half sandbox. */
+	snprintf(tomb, sizeof tomb, "%s/sandboxes/.dead-%s-%ld", s->root, id, (long)getpid());
+	if (rename(p, tomb) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		return sbx_err_sys(e, SBX_EX_IOERR, "%s", p);
+	}
+	return sbx_rm_rf(tomb, e);
+}
+
+static int
+cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+sbx_store_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err *e)
+{
+	char p[1100], **v = NULL, **nv;
+	size_t k = 0;
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(p, sizeof p, "%s/sandboxes", s->root);
+	if ((d = opendir(p)) == NULL)
+		return sbx_err_sys(e, 0, "%s", p);
+	while ((de = readdir(d)) != NULL) {
+		if (!sbx_id_valid(de->d_name))
+			continue;
+		if ((nv = realloc(v, (k + 1) * sizeof *v)) == NULL ||
+		    (nv[k] = strdup(de->d_name)) == NULL) {
+			v = nv ? nv : v;
+			while (k > 0)
+				free(v[--k]);
+			free(v);
+			closedir(d);
+			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		}
+		v = nv;
+		k++;
+	}
+	closedir(d);
+	if (k > 0)
+		qsort(v, k, sizeof *v, cmp);
+	*ids = v;
+	*n = k;
+	return 0;
+}

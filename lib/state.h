@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The state store (SPEC §4): one directory per sandbox under $SBX_ROOT, holding
+ * its state document (manifest + status + runtime), its writable layer and its
+ * run markers. Every change is an atomic write under the sandbox's lock, and
+ * only the lifecycle's transitions are allowed. Snapshots extend this store
+ * with a sibling tree (snapshots/, layers/).
+ *
+ *   $SBX_ROOT/sandboxes/ID/state.yaml   the state document
+ *   $SBX_ROOT/sandboxes/ID/layer/       writable layer (upper/, work/)
+ *   $SBX_ROOT/sandboxes/ID/lower/       synthesized lower layer (rootfs: host)
+ *   $SBX_ROOT/sandboxes/ID/root/        mount point of the sandbox's root
+ *   $SBX_ROOT/audit.log                 hash-chained audit log
+ */
+#ifndef SBX_STATE_H
+#define SBX_STATE_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "manifest.h"
+
+struct sbx_store {
+	char root[1024];
+	int rootless;             /* not running as host root */
+};
+
+/* Open (creating) the state root: $SBX_ROOT, else /var/lib/sbx or $XDG_STATE_HOME/sbx. */
+int sbx_store_open(struct sbx_store *s, struct sbx_err *e);
+/* Path of a sandbox's directory, or of `sub` inside it (sub may be NULL). */
+int sbx_store_path(const struct sbx_store *s, const char *id, const char *sub, char *buf,
+    size_t size, struct sbx_err *e);
+int sbx_store_exists(const struct sbx_store *s, const char *id);
+/*
+ * Lock a sandbox: an exclusive lock for lifecycle changes, shared for runs.
+ * Returns the lock fd (close it to unlock). Without wait, a held lock is exit 75.
+ * A sandbox removed while we waited is exit 66.
+ */
+int sbx_store_lock(const struct sbx_store *s, const char *id, int exclusive, int wait,
+    struct sbx_err *e);
+/* Create the sandbox directory (exit 75 if it appeared meanwhile); returns its lock. */
+int sbx_store_create(const struct sbx_store *s, const char *id, struct sbx_err *e);
+int sbx_state_load(const struct sbx_store *s, const char *id, struct sbx_manifest *m,
+    struct sbx_err *e);
+int sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+/* Move m to status `to`, refusing transitions the lifecycle does not have (exit 65). */
+int sbx_state_transition(struct sbx_manifest *m, const char *to, struct sbx_err *e);
+/* Remove a sandbox's directory (its kernel objects must be gone already). */
+int sbx_store_remove(const struct sbx_store *s, const char *id, struct sbx_err *e);
+/* The IDs of every sandbox, sorted; caller frees each and the array. */
+int sbx_store_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err *e);
+
+#endif

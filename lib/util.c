@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/* Small file and process helpers used by every module. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int
+sbx_path(char *buf, size_t size, struct sbx_err *e, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size)
+		return sbx_err_set(e, SBX_EX_DATAERR, "path too long: %.80s...", buf);
+	return 0;
+}
+
+int
+sbx_read_fd(int fd, size_t max, char **out, size_t *outlen, const char *what, struct sbx_err *e)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap + 1), *nb;
+	ssize_t n;
+
+	if (buf == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	for (;;) {
+		if (len == cap) {
+			if (cap > max) {
+				free(buf);
+				return sbx_err_set(e, SBX_EX_DATAERR, "%s: larger than %zu bytes", what, max);
+			}
+			cap *= 2;
+			if ((nb = realloc(buf, cap + 1)) == NULL) {
+				free(buf);
+				return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			free(buf);
+			return sbx_err_sys(e, SBX_EX_IOERR, "%s", what);
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max) {
+			free(buf);
+			return sbx_err_set(e, SBX_EX_DATAERR, "%s: larger than %zu bytes", what, max);
+		}
+	}
+	buf[len] = '\0';
+	*out = buf;
+	if (outlen)
+		*outlen = len;
+	return 0;
+}
+
+int
+sbx_read_file(const char *path, size_t max, char **buf, size_t *len, struct sbx_err *e)
+{
+	int fd, r;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return sbx_err_sys(e, 0, "%s", path);
+	r = sbx_read_fd(fd, max, buf, len, path, e);
+	close(fd);
+	return r;
+}
+
+int
+sbx_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+sbx_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, struct sbx_err *e)
+{
+	char tmp[4096], dir[4096];
+	int fd, dfd;
+
+	if (sbx_path(tmp, sizeof tmp, e, "%s.tmp.%ld", path, (long)getpid()) == -1)
+		return -1;
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
+	if (sbx_write_all(fd, buf, len) == -1 || fsync(fd) == -1) {
+		sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	close(fd);
+	if (rename(tmp, path) == -1) {
+		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", path);
+		unlink(tmp);
+		return -1;
+	}
+	snprintf(dir, sizeof dir, "%s", path);
+	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+int
+sbx_write_strat(int dirfd, const char *name, const char *s)
+{
+	int fd, r;
+
+	if ((fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	r = sbx_write_all(fd, s, strlen(s));
+	if (close(fd) == -1)
+		r = -1;
+	return r;
+}
+
+int
+sbx_write_str(const char *path, const char *s)
+{
+	return sbx_write_strat(AT_FDCWD, path, s);
+}
+
+ssize_t
+sbx_read_strat(int dirfd, const char *name, char *buf, size_t size)
+{
+	int fd;
+	ssize_t n;
+
+	if ((fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	do
+		n = read(fd, buf, size - 1);
+	while (n == -1 && errno == EINTR);
+	close(fd);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+ssize_t
+sbx_read_str(const char *path, char *buf, size_t size)
+{
+	return sbx_read_strat(AT_FDCWD, path, buf, size);
+}
+
+int
+sbx_mkdir_p(const char *path, mode_t mode, struct sbx_err *e)
+{
+	char buf[4096], *p;
+
+	if (sbx_path(buf, sizeof buf, e, "%s", path) == -1)
+		return -1;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) == -1 && errno != EEXIST)
+			return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", buf);
+		*p = '/';
+	}
+	if (mkdir(buf, mode) == -1 && errno != EEXIST)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", buf);
+	return 0;
+}
+
+static int
+rm_at(int dfd, const char *name, dev_t dev, struct sbx_err *e)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	int fd, r = 0;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return errno == ENOENT ? 0 : sbx_err_sys(e, SBX_EX_IOERR, "%s", name);
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(dfd, name, 0) == -1 && errno != ENOENT)
+			return sbx_err_sys(e, SBX_EX_IOERR, "unlink %s", name);
+		return 0;
+	}
+	if (st.st_dev != dev)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "%s: still a mount point, not removed", name);
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_IOERR, "%s", name);
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return sbx_err_sys(e, SBX_EX_IOERR, "%s", name);
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (rm_at(dirfd(d), de->d_name, dev, e) == -1)
+			r = -1;
+	}
+	closedir(d);
+	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) == -1 && errno != ENOENT)
+		return sbx_err_sys(e, SBX_EX_IOERR, "rmdir %s", name);
+	return r;
+}
+
+int
+sbx_rm_rf(const char *path, struct sbx_err *e)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == -1)
+		return errno == ENOENT ? 0 : sbx_err_sys(e, SBX_EX_IOERR, "%s", path);
+	return rm_at(AT_FDCWD, path, st.st_dev, e);
+}
+
+void
+sbx_time_rfc3339(char *buf, size_t size, time_t t)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int
+sbx_time_parse(const char *s, time_t *t)
+{
+	struct tm tm = { 0 };
+	const char *end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+	if (end == NULL || *end != '\0')
+		return -1;
+	*t = timegm(&tm);
+	return 0;
+}
+
+double
+sbx_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+unsigned long long
+sbx_proc_starttime(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	int field;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (sbx_read_str(path, buf, sizeof buf) <= 0)
+		return 0;
+	/* The command name may hold spaces and ')': fields start after the last ')'. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return 0;
+	for (field = 2; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (field == 22)
+		v = strtoull(p, NULL, 10);
+	return v;
+}
+
+int
+sbx_proc_alive(pid_t pid, unsigned long long starttime)
+{
+	char path[64], buf[1024], *p;
+
+	if (pid <= 0)
+		return 0;
+	if (sbx_proc_starttime(pid) != starttime)
+		return 0;
+	/* A zombie keeps its namespaces only until reaped; treat it as gone. */
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (sbx_read_str(path, buf, sizeof buf) <= 0 || (p = strrchr(buf, ')')) == NULL)
+		return 0;
+	return p[2] != 'Z' && p[2] != 'X';
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* Small file and process helpers used by every module. */
+#ifndef SBX_UTIL_H
+#define SBX_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define SBX_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Read a whole file (at most max bytes; more is an error). Caller frees *buf. */
+int sbx_read_file(const char *path, size_t max, char **buf, size_t *len, struct sbx_err *e);
+/* Read all of fd (at most max bytes). */
+int sbx_read_fd(int fd, size_t max, char **buf, size_t *len, const char *what, struct sbx_err *e);
+/* Write a file atomically: temp file in the same directory, fsync, rename, fsync dir. */
+int sbx_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, struct sbx_err *e);
+/* Write a short string to an existing file (sysfs, procfs). Returns -1 with errno. */
+int sbx_write_str(const char *path, const char *s);
+int sbx_write_strat(int dirfd, const char *name, const char *s);
+/* Read a short file into buf (NUL-terminated, trailing newline kept). -1 with errno. */
+ssize_t sbx_read_str(const char *path, char *buf, size_t size);
+ssize_t sbx_read_strat(int dirfd, const char *name, char *buf, size_t size);
+/* mkdir -p; existing directories are fine. */
+int sbx_mkdir_p(const char *path, mode_t mode, struct sbx_err *e);
+/* rm -rf that never crosses into another mount (st_dev check). */
+int sbx_rm_rf(const char *path, struct sbx_err *e);
+/* Write all of buf to fd, retrying on EINTR and short writes. */
+int sbx_write_all(int fd, const void *buf, size_t len);
+/* Current wall-clock time as RFC 3339 UTC ("2026-06-04T09:00:00Z"). */
+void sbx_time_rfc3339(char *buf, size_t size, time_t t);
+/* Parse RFC 3339 UTC as written by sbx_time_rfc3339. */
+int sbx_time_parse(const char *s, time_t *t);
+double sbx_monotonic(void);
+/* Process start time (clock ticks since boot, /proc/PID/stat field 22); 0 if gone. */
+unsigned long long sbx_proc_starttime(pid_t pid);
+/* True when pid is alive and still the process that started at starttime. */
+int sbx_proc_alive(pid_t pid, unsigned long long starttime);
+/* snprintf that reports truncation as an error. */
+int sbx_path(char *buf, size_t size, struct sbx_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif
