@@ -175,10 +175,10 @@ mkcg(const char *dir, struct sbx_err *e)
 }
 
 int
-sbx_cgroup_create(const struct sbx_cg_host *h, const char *name, struct sbx_cgroup *cg,
-    struct sbx_err *e)
+sbx_cgroup_create(const struct sbx_cg_host *h, const char *group, const char *name,
+    struct sbx_cgroup *cg, struct sbx_err *e)
 {
-	char base[1024];
+	char own[1024], base[1024], grp[1100];
 	int i;
 
 	memset(cg, 0, sizeof *cg);
@@ -186,26 +186,32 @@ sbx_cgroup_create(const struct sbx_cg_host *h, const char *name, struct sbx_cgro
 	for (i = 0; i < nctrl(h->version); i++) {
 		if (h->mnt[i][0] == '\0')
 			continue;
-		if (sbx_path(base, sizeof base, e, "%s%s/sbx", h->mnt[i], h->own[i]) == -1)
+		if (sbx_path(own, sizeof own, e, "%s%s", h->mnt[i], h->own[i]) == -1 ||
+		    sbx_path(base, sizeof base, e, "%s/sbx", own) == -1 ||
+		    sbx_path(grp, sizeof grp, e, "%s/%s", base, group) == -1)
 			return -1;
-		if (h->version == 2) {
-			char own[1024];
-
-			snprintf(own, sizeof own, "%s%s", h->mnt[0], h->own[0]);
-			if (enable_v2(own, e) == -1)
-				return -1;
-		}
-		if (mkcg(base, e) == -1)
+		/* v2 hands controllers down one level at a time. */
+		if (h->version == 2 && enable_v2(own, e) == -1)
 			return -1;
-		if (h->version == 2 && enable_v2(base, e) == -1)
+		if (mkcg(base, e) == -1 || (h->version == 2 && enable_v2(base, e) == -1) ||
+		    mkcg(grp, e) == -1 || (h->version == 2 && enable_v2(grp, e) == -1))
 			return -1;
-		if (sbx_path(cg->path[i], sizeof cg->path[i], e, "%s/%s", base, name) == -1 ||
+		if (sbx_path(cg->path[i], sizeof cg->path[i], e, "%s/%s", grp, name) == -1 ||
 		    mkcg(cg->path[i], e) == -1)
 			return -1;
 		if (h->version == 2 && enable_v2(cg->path[i], e) == -1)
 			return -1;
 	}
 	return 0;
+}
+
+int
+sbx_cgroup_group_dir(const struct sbx_cg_host *h, const char *group, char *buf, size_t size)
+{
+	int c = h->version == 2 ? 0 : SBX_CG_FREEZER;
+
+	return snprintf(buf, size, "%s%s/sbx/%s", h->mnt[c], h->own[c], group) >= (int)size ?
+	    -1 : 0;
 }
 
 int

@@ -3,8 +3,9 @@
  * cgroups, v1 and v2 behind one interface. The layout is read from
  * /proc/self/mountinfo and /proc/self/cgroup; sbx's cgroups live below the
  * cgroup the calling process is in (or $SBX_CGROUP_PARENT), as
- * PARENT/sbx/<sandbox>/{init,run-N}, so limits sit on the sandbox and counters
- * on each run. A cgroup is named by a "spec" string stored in the state
+ * PARENT/sbx/<group>/<sandbox>/{init,run-N}, so limits sit on the sandbox and
+ * counters on each run. The group is one per state root, so that one root's
+ * garbage collection never touches another root's sandboxes. A cgroup is named by a "spec" string stored in the state
  * document ("2:/path" or "1:cpu=/path,memory=/path,...").
  */
 #ifndef SBX_CGROUP_H
@@ -43,9 +44,11 @@ struct sbx_cg_stats {
 int sbx_cgroup_host(struct sbx_cg_host *h, struct sbx_err *e);
 int sbx_cgroup_host_parse(const char *mountinfo, const char *selfcg, const char *prefix,
     struct sbx_cg_host *h, struct sbx_err *e);
-/* Create sbx/<name> below our cgroup (or below parent_spec's cgroup when given). */
-int sbx_cgroup_create(const struct sbx_cg_host *h, const char *name, struct sbx_cgroup *cg,
-    struct sbx_err *e);
+/* Create sbx/<group>/<name> below our cgroup (or $SBX_CGROUP_PARENT). */
+int sbx_cgroup_create(const struct sbx_cg_host *h, const char *group, const char *name,
+    struct sbx_cgroup *cg, struct sbx_err *e);
+/* The directory holding a group's sandboxes, in the freezer (v1) or unified (v2) tree. */
+int sbx_cgroup_group_dir(const struct sbx_cg_host *h, const char *group, char *buf, size_t size);
 int sbx_cgroup_child(const struct sbx_cgroup *parent, const char *name, struct sbx_cgroup *cg,
     struct sbx_err *e);
 /* Spec string <-> cgroup. */

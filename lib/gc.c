@@ -21,13 +21,11 @@ orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_gc_report report, voi
 	char dir[1200];
 	DIR *d;
 	struct dirent *de;
-	int i, ctl;
+	int i;
 
 	if (sbx_cgroup_host(&h, NULL) == -1)
 		return 0;
-	ctl = h.version == 2 ? 0 : SBX_CG_FREEZER;
-	snprintf(dir, sizeof dir, "%s%s/sbx", h.mnt[ctl], h.own[ctl]);
-	if ((d = opendir(dir)) == NULL)
+	if (sbx_cgroup_group_dir(&h, s->group, dir, sizeof dir) == -1 || (d = opendir(dir)) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_type != DT_DIR || !sbx_id_valid(de->d_name) ||
@@ -40,8 +38,8 @@ orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_gc_report report, voi
 		cg.version = h.version;
 		for (i = 0; i < (h.version == 2 ? 1 : SBX_CG_NCTRL); i++)
 			if (h.mnt[i][0])
-				snprintf(cg.path[i], sizeof cg.path[i], "%s%s/sbx/%s", h.mnt[i], h.own[i],
-				    de->d_name);
+				snprintf(cg.path[i], sizeof cg.path[i], "%s%s/sbx/%s/%s", h.mnt[i],
+				    h.own[i], s->group, de->d_name);
 		sbx_cgroup_destroy(&cg, NULL);
 	}
 	closedir(d);

@@ -391,7 +391,7 @@ get_num(struct ctx *c, const struct sbx_node *n, const struct field *f, int inte
 	if (integer && v != floor(v))
 		return nerr(c, n, "%s: expected a whole number, not '%.40s'", f->key, n->str);
 	if (v < f->min || v > f->max)
-		return nerr(c, n, "%s: %.40s is out of range (%g to %g)", f->key, n->str, f->min,
+		return nerr(c, n, "%s: %.40s is out of range (%.10g to %.10g)", f->key, n->str, f->min,
 		    f->max);
 	*out = v;
 	return 0;

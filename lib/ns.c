@@ -235,11 +235,15 @@ static void __attribute__((noreturn))
 init_main(const struct sbx_store *s, const struct sbx_manifest *m, int go, int status)
 {
 	struct init_msg msg = { 0 };
+	int *srcfds;
 	char c;
 
 	if (read(go, &c, 1) != 1)
 		_exit(1);
 	close(go);
+	if ((srcfds = calloc(m->n_mounts + 1, sizeof *srcfds)) == NULL ||
+	    sbx_rootfs_open_sources(m, srcfds, &msg.err) == -1)
+		goto fail;
 	/* Our host ID is unmapped here until we take the sandbox's root. */
 	if (setresgid(0, 0, 0) == -1 || setresuid(0, 0, 0) == -1) {
 		sbx_err_sys(&msg.err, SBX_EX_OSERR, "become root of the user namespace");
@@ -253,7 +257,7 @@ init_main(const struct sbx_store *s, const struct sbx_manifest *m, int go, int s
 		sbx_err_sys(&msg.err, SBX_EX_OSERR, "sethostname");
 		goto fail;
 	}
-	if (loopback_up(&msg.err) == -1 || sbx_rootfs_enter(s, m, &msg.err) == -1)
+	if (loopback_up(&msg.err) == -1 || sbx_rootfs_enter(s, m, srcfds, &msg.err) == -1)
 		goto fail;
 	setsid();
 	msg.ok = 1;
@@ -313,7 +317,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, e) == -1)
 		return -1;
 	/* cgroups: limits need them; without them runs are counted by rusage. */
-	if (sbx_cgroup_host(&h, e) == 0 && sbx_cgroup_create(&h, m->sandbox_id, &cg, e) == 0) {
+	if (sbx_cgroup_host(&h, e) == 0 && sbx_cgroup_create(&h, s->group, m->sandbox_id, &cg, e) == 0) {
 		have_cg = 1;
 		if (sbx_cgroup_spec(&cg, &h, spec, sizeof spec) == -1 ||
 		    (m->rt.cgroup = strdup(spec)) == NULL) {
@@ -522,8 +526,15 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N]
 		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "chdir /");
 		goto fail;
 	}
-	if (x->tty && sbx_pty_child(ttysock, &ce.e) == -1)
+	/* A session of its own: with no controlling terminal, the command cannot
+	 * TIOCSTI into the caller's terminal even where seccomp would let it. */
+	if (x->tty) {
+		if (sbx_pty_child(ttysock, &ce.e) == -1)
+			goto fail;
+	} else if (setsid() == -1) {
+		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "setsid");
 		goto fail;
+	}
 	if (ttysock != -1)
 		close(ttysock);
 	sbx_user_parse(x->user ? x->user : m->user, &uid, &gid);

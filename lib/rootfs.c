@@ -239,37 +239,53 @@ fdpath(char *buf, size_t size, int fd)
 
 enum { BIND_RO = 0, BIND_RW = 1, BIND_DEV = 2 };
 
-/* Bind src (a host path) onto root/guest, read-only unless BIND_RW; nosuid always,
- * nodev unless BIND_DEV (the few device nodes of /dev). */
+/* Bind the tree at (srcfd, src) onto root/guest, read-only unless BIND_RW;
+ * nosuid always, nodev unless BIND_DEV (the few device nodes of /dev). */
 static int
-bind_into(int rootfd, const char *src, const char *guest, int how, struct sbx_err *e)
+bind_into(int rootfd, int srcfd, const char *src, const char *guest, int how, struct sbx_err *e)
 {
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID |
 		(how & BIND_DEV ? 0 : MOUNT_ATTR_NODEV) };
 	struct stat st;
 	int tree, dst, r = -1;
 
-	if (stat(src, &st) == -1)
-		return sbx_err_sys(e, 0, "mount source %s", src);
-	if ((tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-	    AT_RECURSIVE)) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "open_tree %s", src);
+	if (fstatat(srcfd, src, &st, AT_EMPTY_PATH) == -1)
+		return sbx_err_sys(e, 0, "mount source %s", *src ? src : guest);
+	if ((tree = open_tree(srcfd, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+	    AT_EMPTY_PATH)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "open_tree %s", *src ? src : guest);
 	if (!(how & BIND_RW))
 		attr.attr_set |= MOUNT_ATTR_RDONLY;
 	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == -1) {
-		sbx_err_sys(e, SBX_EX_OSERR, "mount_setattr %s", src);
+		sbx_err_sys(e, SBX_EX_OSERR, "mount_setattr %s", *src ? src : guest);
 		goto out;
 	}
 	if ((dst = open_beneath(rootfd, guest, S_ISDIR(st.st_mode), e)) == -1)
 		goto out;
 	if (move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == -1)
-		sbx_err_sys(e, SBX_EX_OSERR, "mount %s on %s", src, guest);
+		sbx_err_sys(e, SBX_EX_OSERR, "mount %s on %s", *src ? src : "source", guest);
 	else
 		r = 0;
 	close(dst);
 out:
 	close(tree);
 	return r;
+}
+
+int
+sbx_rootfs_open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *e)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_mounts; i++) {
+		if ((fds[i] = open(m->mounts[i].host, O_PATH | O_CLOEXEC)) == -1) {
+			sbx_err_sys(e, 0, "filesystem_mounts: host %s", m->mounts[i].host);
+			while (i-- > 0)
+				close(fds[i]);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static int
@@ -305,7 +321,7 @@ make_dev(int rootfd, struct sbx_err *e)
 		snprintf(src, sizeof src, "/dev/%s", nodes[i]);
 		snprintf(guest, sizeof guest, "/dev/%s", nodes[i]);
 		/* Host device nodes keep working through a bind; mknod inside never would. */
-		if (bind_into(rootfd, src, guest, BIND_RW | BIND_DEV, e) == -1)
+		if (bind_into(rootfd, AT_FDCWD, src, guest, BIND_RW | BIND_DEV, e) == -1)
 			return -1;
 	}
 	if (mount_at(rootfd, "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
@@ -341,7 +357,8 @@ covered(const struct sbx_manifest *m, const char *guest)
 }
 
 int
-sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m, const int *srcfds,
+    struct sbx_err *e)
 {
 	char root[1200], upper[1200], work[1200], lower[1200], opts[4096], v[64];
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
@@ -373,14 +390,14 @@ sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m, struct
 	if (strcmp(m->rootfs, "host") == 0) {
 		for (i = 0; host_dirs[i]; i++)
 			if (lstat(host_dirs[i], &st) == 0 && S_ISDIR(st.st_mode) &&
-			    bind_into(rootfd, host_dirs[i], host_dirs[i], BIND_RO, e) == -1)
+			    bind_into(rootfd, AT_FDCWD, host_dirs[i], host_dirs[i], BIND_RO, e) == -1)
 				goto fail;
 	}
 	if (mount_at(rootfd, "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, e) == -1 ||
 	    make_dev(rootfd, e) == -1)
 		goto fail;
 	for (k = 0; k < m->n_mounts; k++)
-		if (bind_into(rootfd, m->mounts[k].host, m->mounts[k].guest,
+		if (bind_into(rootfd, srcfds[k], "", m->mounts[k].guest,
 		    strcmp(m->mounts[k].mode, "rw") == 0 ? BIND_RW : BIND_RO, e) == -1)
 			goto fail;
 	for (k = 0; k < m->n_tmpfs; k++) {

@@ -19,7 +19,15 @@
 /* Host side, at provision: make layer/, lower/ and root/ in the sandbox directory. */
 int sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_t uid,
     gid_t gid, struct sbx_err *e);
-/* Inside the new user and mount namespaces: build the root and pivot into it. */
-int sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+/*
+ * Inside the new user and mount namespaces, still with the caller's host
+ * credentials: open the sources of filesystem_mounts (O_PATH), so a source
+ * below a directory only the operator can search still works. fds has room
+ * for m->n_mounts.
+ */
+int sbx_rootfs_open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *e);
+/* Then, as the namespace's root: build the root and pivot into it. */
+int sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m, const int *srcfds,
+    struct sbx_err *e);
 
 #endif

@@ -36,10 +36,14 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int dry
 	int lock = -1, tries;
 
 	*existed = 0;
+	/* A dry run shows the document as given, defaults filled in; the host's
+	 * abilities are checked only by a real provision. */
+	if (dry_run)
+		return sbx_manifest_defaults(m, e);
 	sbx_manifest_strip_state(m);
 	if (sbx_manifest_defaults(m, e) == -1)
 		return -1;
-	if (m->sandbox_id != NULL && !dry_run && sbx_store_exists(s, m->sandbox_id)) {
+	if (m->sandbox_id != NULL && sbx_store_exists(s, m->sandbox_id)) {
 		/* Idempotent: a retried provision returns the sandbox it made before. */
 		char *keep = strdup(m->sandbox_id);
 
@@ -53,8 +57,6 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int dry
 	}
 	if ((drv = sbx_driver_for(m, e)) == NULL || drv->check(s, m, e) == -1)
 		return -1;
-	if (dry_run)
-		return 0;
 	if (m->sandbox_id != NULL) {
 		if ((lock = sbx_store_create(s, m->sandbox_id, e)) == -1)
 			return -1;

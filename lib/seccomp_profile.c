@@ -28,7 +28,7 @@ static const char *const allowed[] = {
 	"get_robust_list", "getrusage", "getsid", "getsockname", "getsockopt", "gettid",
 	"gettimeofday", "getuid", "getxattr", "inotify_add_watch", "inotify_init",
 	"inotify_init1", "inotify_rm_watch", "io_cancel", "io_destroy", "io_getevents",
-	"io_pgetevents", "io_setup", "io_submit", "ioctl", "ioprio_get", "ioprio_set", "kill",
+	"io_pgetevents", "io_setup", "io_submit", "ioprio_get", "ioprio_set", "kill",
 	"landlock_add_rule", "landlock_create_ruleset", "landlock_restrict_self", "lchown",
 	"lgetxattr", "link", "linkat", "listen", "listxattr", "llistxattr", "lremovexattr",
 	"lseek", "lsetxattr", "lstat", "madvise", "membarrier", "memfd_create", "mincore",
@@ -111,13 +111,23 @@ add_common(scmp_filter_ctx ctx, int strict)
 		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
 		    SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) < 0)
 			return -1;
-	/* Terminal injection: TIOCSTI pushes input into the caller's terminal. The
-	 * kernel reads the command as 32 bits, so compare only those. */
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-	    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI)) < 0 ||
+	/* Terminal injection: TIOCSTI pushes input into a terminal, TIOCLINUX can
+	 * too. The kernel reads the command as 32 bits, so the rules compare only
+	 * those, and since libseccomp lets an unconditional allow override a
+	 * conditional deny, ioctl is allowed by ranges that leave the two out. */
+	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+	    SCMP_A1_32(SCMP_CMP_LT, TIOCSTI)) < 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+	    SCMP_A1_32(SCMP_CMP_GT, TIOCLINUX)) < 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-	    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX)) < 0)
+	    SCMP_A1_32(SCMP_CMP_EQ, TIOCSTI)) < 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+	    SCMP_A1_32(SCMP_CMP_EQ, TIOCLINUX)) < 0)
 		return -1;
+	for (i = TIOCSTI + 1; i < TIOCLINUX; i++)
+		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+		    SCMP_A1_32(SCMP_CMP_EQ, i)) < 0)
+			return -1;
 	if (strict) {
 		/* strict: no sockets but AF_UNIX. */
 		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "id.h"
+#include "sha256.h"
 #include "state.h"
 #include "util.h"
 
@@ -36,6 +37,12 @@ sbx_store_open(struct sbx_store *s, struct sbx_err *e)
 			return -1;
 	} else {
 		return sbx_err_set(e, SBX_EX_CANTCREAT, "no state root: set SBX_ROOT or HOME");
+	}
+	{
+		char hex[65];
+
+		sbx_sha256_hex(s->root, strlen(s->root), hex);
+		snprintf(s->group, sizeof s->group, "r%.12s", hex);
 	}
 	/* 0711: sandboxes' mapped users must reach their own layers, never list others. */
 	if (sbx_mkdir_p(s->root, 0711, e) == -1)

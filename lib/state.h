@@ -22,6 +22,7 @@
 
 struct sbx_store {
 	char root[1024];
+	char group[16];           /* names this root's kernel objects ("r" + 12 hex) */
 	int rootless;             /* not running as host root */
 };
 

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# Manifests: strict parsing, file:line:col errors with exit 65, nothing changed.
+load helpers
+
+@test "every invalid fixture exits 65 with file:line:col and creates nothing" {
+	local f
+	for f in "$FIXTURES"/invalid/*; do
+		run -65 sbx-provision "$f"
+		[[ $output =~ ^sbx-provision:\ $f:[0-9]+:[0-9]+:\  ]] || { echo "$f: $output"; false; }
+	done
+	run -0 sbx-ls -q
+	[ -z "$output" ]
+	[ -z "$(ls "$SBX_ROOT/sandboxes")" ]
+}
+
+@test "a document over 1 MiB is refused with exit 65" {
+	python3 -c "
+print('env:')
+for i in range(12000): print('  K%d: \"%s\"' % (i, 'x' * 90))" > "$WORK/huge.yaml"
+	run -65 sbx-provision "$WORK/huge.yaml"
+	[[ $output == *"huge.yaml:1:1: document is larger than 1 MiB"* ]]
+}
+
+@test "bad input leaves an existing sandbox untouched" {
+	provision "$MANIFESTS/minimal.yaml"
+	before=$(sbx-inspect "$ID")
+	run -65 sbx-provision "$FIXTURES/invalid/unknown-key.yaml"
+	[ "$(sbx-inspect "$ID")" = "$before" ]
+	run -0 sbx-run "$ID" -- true
+}
+
+@test "the seed's example document is accepted and round-trips through -o json" {
+	run -0 sbx-provision --dry-run -o json "$MANIFESTS/seed-example.json"
+	echo "$output" > "$WORK/out.json"
+	python3 - "$MANIFESTS/seed-example.json" "$WORK/out.json" <<'PY'
+import json, sys
+src, out = (json.load(open(p)) for p in sys.argv[1:])
+def sub(a, b, path=""):
+    if isinstance(a, dict):
+        for k, v in a.items():
+            assert k in b, path + "/" + k
+            sub(v, b[k], path + "/" + k)
+    else:
+        assert a == b, (path, a, b)
+sub(src, out)
+PY
+	# and the output is itself a valid input
+	run -0 sbx-provision --dry-run "$WORK/out.json"
+}
+
+@test "YAML output of a dry run is a valid manifest again" {
+	run -0 sbx-provision -n -o yaml "$MANIFESTS/spec-example.yaml"
+	echo "$output" > "$WORK/again.yaml"
+	run -0 sbx-provision -n -o yaml "$WORK/again.yaml"
+	[ "$output" = "$(cat "$WORK/again.yaml")" ]
+}
+
+@test "every example manifest passes a dry run" {
+	local f
+	for f in "$MANIFESTS"/*; do
+		run -0 sbx-provision --dry-run "$f"
+	done
+}
+
+@test "defaults are least privilege" {
+	echo '{}' > "$WORK/empty.yaml"
+	run -0 sbx-provision -n -o json "$WORK/empty.yaml"
+	[[ $output == *'"network_policy":"deny-all"'* ]]
+	[[ $output == *'"read_only_root":true'* ]]
+	[[ $output == *'"capabilities":[]'* ]]
+	[[ $output == *'"seccomp":"default"'* ]]
+	[[ $output == *'"no_new_privileges":true'* ]]
+	[[ $output == *'"landlock":true'* ]]
+	[[ $output == *'"max_wall_clock_s":3600'* ]]
+}
+
+@test "manifest from stdin; a terminal on stdin is a usage error" {
+	run -0 sbx-provision -n - < "$MANIFESTS/minimal.yaml"
+	run -64 sbx-provision -o xml "$MANIFESTS/minimal.yaml"
+}
+
+@test "tiers and policies this build cannot enforce fail closed with 69" {
+	run -69 sbx-provision "$MANIFESTS/seed-example.json"
+	[[ $output == *"microvm"* ]]
+	printf 'network_policy: egress-allow-list\nallowed_egress: ["127.0.0.1:80"]\n' > "$WORK/net.yaml"
+	run -69 sbx-provision "$WORK/net.yaml"
+	printf 'isolation_level: auto\n' > "$WORK/auto.yaml"
+	run -69 sbx-provision "$WORK/auto.yaml"
+	printf 'resource_allocation: {disk_mb: 100}\n' > "$WORK/disk.yaml"
+	run -69 sbx-provision "$WORK/disk.yaml"
+	[ -z "$(sbx-ls -q)" ]
+}

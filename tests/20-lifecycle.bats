@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# Lifecycle: provision, inspect, ls, destroy, idempotency, audit, and no leftovers.
+load helpers
+
+@test "provision prints an ID; inspect and ls show it ready" {
+	provision "$MANIFESTS/minimal.yaml"
+	[[ $ID =~ ^sbx-[0-9a-f]{8}$ ]]
+	run -0 sbx-inspect "$ID"
+	[[ $output == *'status: "ready"'* ]]
+	run -0 sbx-ls -q
+	[ "$output" = "$ID" ]
+	run -0 sbx-ls -o json
+	[[ $output == *"\"sandbox_id\":\"$ID\""* ]]
+}
+
+@test "-o yaml prints the state document, and the next tool takes it on stdin" {
+	run -0 sbx-provision -o yaml "$MANIFESTS/minimal.yaml"
+	[[ $output == *'status: "ready"'* ]]
+	echo "$output" > "$WORK/state.yaml"
+	id=$(sed -n 's/^sandbox_id: "\(.*\)"/\1/p' "$WORK/state.yaml")
+	run -0 sbx-inspect < "$WORK/state.yaml"
+	[[ $output == *"sandbox_id: \"$id\""* ]]
+	run -0 sbx-run - -- echo via-stdin < "$WORK/state.yaml"
+	[ "$output" = "via-stdin" ]
+	echo "$id" | sbx-gc -
+	[ -z "$(sbx-ls -q)" ]
+}
+
+@test "a caller-chosen sandbox_id makes provision idempotent" {
+	printf 'sandbox_id: job-42.step-1\nresource_allocation: {pids: 32}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	[ "$ID" = "job-42.step-1" ]
+	pid=$(state "$ID" pid)
+	provision "$WORK/m.yaml"
+	[ "$ID" = "job-42.step-1" ]
+	[ "$(state "$ID" pid)" = "$pid" ]
+	[ "$(sbx-ls -q | wc -l)" -eq 1 ]
+}
+
+@test "an illegal or unknown ID is refused before it becomes a path" {
+	run -65 sbx-inspect ../../etc
+	run -66 sbx-inspect sbx-00000000
+	run -66 sbx-gc sbx-00000000
+}
+
+@test "sbx-gc leaves no process, cgroup, mount, netns or state behind" {
+	provision "$MANIFESTS/minimal.yaml"
+	pid=$(state "$ID" pid)
+	netns=$(readlink "/proc/$pid/ns/net")
+	mntns=$(readlink "/proc/$pid/ns/mnt")
+	spec=$(state "$ID" cgroup)
+	run -0 sbx-run "$ID" -- sh -c 'sleep 60 & echo started'
+	run -0 sbx-gc "$ID"
+	[ "$output" = "$ID" ]
+	! kill -0 "$pid" 2>/dev/null
+	[ ! -e "$SBX_ROOT/sandboxes/$ID" ]
+	# no process anywhere is still in the sandbox's namespaces
+	! ls -l /proc/[0-9]*/ns/net 2>/dev/null | grep -qF "$netns"
+	! ls -l /proc/[0-9]*/ns/mnt 2>/dev/null | grep -qF "$mntns"
+	! grep -qF "$SBX_ROOT" /proc/self/mountinfo
+	# every cgroup directory named in the state is gone
+	local c
+	for c in $(echo "${spec#1:}" | tr ',' ' '); do
+		ctl=${c%%=*}
+		[ ! -d "/sys/fs/cgroup/$ctl${c#*=}" ] || { echo "left: $ctl${c#*=}"; false; }
+	done
+}
+
+@test "sbx-gc with no ID reaps sandboxes whose init died, and orphaned cgroups" {
+	provision "$MANIFESTS/minimal.yaml"
+	pid=$(state "$ID" pid)
+	kill -9 "$pid"
+	run -0 sbx-inspect "$ID"
+	[[ $output == *'status: "terminated"'* ]]
+	run -125 sbx-run "$ID" -- true
+	run -0 sbx-gc --dry-run
+	[[ $output == *"$ID"* ]]
+	[ -d "$SBX_ROOT/sandboxes/$ID" ]
+	run -0 sbx-gc
+	[ ! -e "$SBX_ROOT/sandboxes/$ID" ]
+}
+
+@test "the audit log records the lifecycle with a verified hash chain" {
+	provision -c corr-7 "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- true
+	run -0 sbx-gc "$ID"
+	run -0 grep -c . "$SBX_ROOT/audit.log"
+	[ "$output" -ge 4 ]
+	grep -q '"event":"provision".*"correlation_id":"corr-7"' "$SBX_ROOT/audit.log"
+	grep -q '"event":"run-end"' "$SBX_ROOT/audit.log"
+	grep -q '"event":"destroy"' "$SBX_ROOT/audit.log"
+	run -0 sbx-gc --verify-audit
+	# an edit anywhere breaks the chain at that line
+	sed -i '2s/"outcome":"ok"/"outcome":"OK"/' "$SBX_ROOT/audit.log"
+	run -1 sbx-gc --verify-audit
+	[[ $output == *"audit.log:2:"* ]]
+}
+
+@test "a deleted audit line is detected" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- true
+	sed -i '1d' "$SBX_ROOT/audit.log"
+	run -1 sbx-gc --verify-audit
+}
+
+@test "the sbx front-end dispatches to sbx-VERB" {
+	run -0 sbx provision -n "$MANIFESTS/minimal.yaml"
+	run -0 sbx ls -q
+	run -64 sbx no-such-verb
+	run -0 sbx --version
+}
+
+@test "every program answers -h and -V" {
+	local p
+	for p in sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc; do
+		run -0 "$p" -h
+		[[ $output == usage:* ]]
+		run -0 "$p" --version
+		run -64 "$p" --no-such-option
+	done
+}

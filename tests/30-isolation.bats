@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# Isolation, proven from inside the sandbox: the kernel refuses, not sbx.
+load helpers
+
+@test "PID 1 is the sandbox's init and host processes are invisible" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- sh -c 'cat /proc/1/comm; ls /proc | grep -c "^[0-9]"'
+	[ "${lines[0]}" = "sbx-init" ]
+	[ "${lines[1]}" -lt 10 ]
+	run -0 sbx-run "$ID" -- sh -c "kill -0 $$ 2>&1; echo rc=\$?"
+	[[ $output == *"rc=1"* ]]
+}
+
+@test "only lo exists and the host's loopback listener is unreachable" {
+	provision "$MANIFESTS/minimal.yaml"
+	host_listener
+	# control: the listener answers on the host
+	run -0 python3 -c "import socket; print(socket.create_connection(('127.0.0.1', $PORT), 2).recv(9).decode().strip())"
+	[ "$output" = "host" ]
+	run -0 sbx-run "$ID" -- cat /proc/net/dev
+	[ "$(grep -c ':' <<<"$output")" -eq 1 ]
+	[[ $output == *"lo:"* ]]
+	run -0 sbx-run "$ID" -- python3 -c "
+import socket
+try:
+    socket.create_connection(('127.0.0.1', $PORT), 2); print('connected')
+except OSError as e:
+    print('refused', e.errno)"
+	[ "$output" = "refused 111" ]
+}
+
+@test "hostname is the sandbox's own" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- cat /proc/sys/kernel/hostname
+	[ "$output" = "$ID" ]
+	[ "$output" != "$(hostname)" ]
+}
+
+@test "read_only_root: writing / fails, the rw mount accepts writes as an unprivileged host ID" {
+	mkdir -p "$WORK/ws" && chmod 777 "$WORK/ws"
+	printf 'filesystem_mounts: [{host: %s, guest: /workspace, mode: rw}]\n' "$WORK/ws" > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -2 sbx-run "$ID" -- sh -c 'echo x > /etc/evil'
+	[[ $output == *"Read-only file system"* ]]
+	run -1 sbx-run "$ID" -- touch /usr/bin/evil
+	run -0 sbx-run "$ID" -- sh -c 'echo data > /workspace/out.txt'
+	[ "$(cat "$WORK/ws/out.txt")" = "data" ]
+	# root inside wrote it; on the host the owner is not root
+	owner=$(stat -c %u "$WORK/ws/out.txt")
+	[ "$owner" -ne 0 ]
+	[ "$owner" = "$(state "$ID" uid_base)" ]
+}
+
+@test "a ro mount refuses writes even from sandbox root" {
+	mkdir -p "$WORK/ro" && chmod 777 "$WORK/ro"
+	printf 'filesystem_mounts: [{host: %s, guest: /data, mode: ro}]\n' "$WORK/ro" > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -1 sbx-run "$ID" -- touch /data/x
+	[[ $output == *"Read-only file system"* ]]
+}
+
+@test "a root-only host file (0600) is unreadable from inside, even as sandbox root" {
+	mkdir -p "$WORK/sec" && chmod 755 "$WORK/sec"
+	echo topsecret > "$WORK/sec/key" && chmod 600 "$WORK/sec/key"
+	printf 'filesystem_mounts: [{host: %s, guest: /sec, mode: ro}]\n' "$WORK/sec" > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -0 sbx-run "$ID" -- id -u
+	[ "$output" = "0" ]
+	run -1 sbx-run "$ID" -- cat /sec/key
+	[[ $output == *"Permission denied"* ]]
+	[[ $output != *topsecret* ]]
+}
+
+@test "the host's /etc, /root, /home, /var and /tmp are not visible" {
+	echo "marker" > "/tmp/sbx-host-marker.$$"
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- sh -c 'ls -a /tmp /home /var /root; cat /etc/passwd; ls /etc'
+	rm -f "/tmp/sbx-host-marker.$$"
+	[[ $output != *"sbx-host-marker"* ]]
+	[[ $output != *"shadow"* ]]
+	run -2 sbx-run "$ID" -- ls /etc/shadow
+}
+
+@test "mount, ptrace, bpf, keyctl and unshare(CLONE_NEWUSER) fail; CapEff 0, NoNewPrivs 1" {
+	provision "$MANIFESTS/minimal.yaml"
+	assert_confined "$ID"
+	run -0 sbx-run "$ID" -- python3 - < "$FIXTURES/syscalls.py"
+	echo "$output"
+	local name
+	for name in mount ptrace bpf keyctl unshare-user clone-newuser setns io_uring_setup \
+	    userfaultfd init_module clock_settime kexec_load perf_event_open open_by_handle_at; do
+		[[ $output == *"$name EPERM"* ]] || { echo "not refused: $name"; false; }
+	done
+	[[ $output != *" OK"* ]]
+}
+
+@test "only the minimal /dev exists and mknod fails" {
+	provision "$MANIFESTS/minimal.yaml"
+	assert_confined "$ID"
+	run -0 sbx-run "$ID" -- ls /dev
+	[[ $output != *sda* && $output != *vda* && $output != *kmsg* && $output != *mem* ]]
+	run -1 sbx-run "$ID" -- mknod /tmp/null2 c 1 3
+	run -0 sbx-run "$ID" -- sh -c 'echo x > /dev/null && head -c 4 /dev/urandom | wc -c'
+	[ "$output" = "4" ]
+}
+
+@test "writes to /proc/sys and /proc/sysrq-trigger are refused" {
+	provision "$MANIFESTS/minimal.yaml"
+	assert_confined "$ID"
+	# dash exits 2 when a redirection fails
+	local f
+	for f in /proc/sys/kernel/sysrq /proc/sysrq-trigger /proc/sys/kernel/hostname /proc/sys/vm/drop_caches; do
+		run -2 sbx-run "$ID" -- sh -c "echo 1 > $f"
+		[[ $output == *"cannot create $f"* ]]
+	done
+	run -0 cat /proc/sys/kernel/hostname
+	[ "$output" != "1" ]
+}
+
+@test "Landlock refuses writes outside the writable mounts that permissions would allow" {
+	printf 'tmpfs: [{guest: /scratch, size_mb: 8}]\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	run -0 sbx-run "$ID" -- sh -c 'echo ok > /scratch/f && cat /scratch/f'
+	# /proc/PID/comm is writable by its owner: only Landlock stands in the way
+	run -2 sbx-run "$ID" -- sh -c 'echo hacked > /proc/$$/comm'
+	[[ $output == *"Permission denied"* ]]
+	# control: the same write succeeds with landlock: false
+	printf 'security: {landlock: false}\n' > "$WORK/nl.yaml"
+	provision "$WORK/nl.yaml"
+	run -0 sbx-run "$ID" -- sh -c 'echo hacked > /proc/$$/comm && cat /proc/$$/comm'
+	[ "$output" = "hacked" ]
+}
+
+@test "setuid binaries inside do not gain privileges" {
+	provision "$MANIFESTS/minimal.yaml"
+	assert_confined "$ID"
+	run -0 sbx-run -u 1000:1000 "$ID" -- id -u
+	[ "$output" = "1000" ]
+	run sbx-run -u 1000:1000 "$ID" -- su -c 'id -u' root
+	[ "$status" -ne 0 ]
+	[[ $output != "0" ]]
+}
+
+@test "TIOCSTI cannot inject input into the terminal" {
+	provision "$MANIFESTS/minimal.yaml"
+	assert_confined "$ID"
+	run -0 script -qec "sbx-run -t $ID -- python3 -c \"
+import fcntl, termios, errno
+try:
+    fcntl.ioctl(0, termios.TIOCSTI, b'x'); print('injected')
+except OSError as e:
+    print('refused', errno.errorcode[e.errno])\"" /dev/null
+	[[ $output == *"refused EPERM"* ]]
+}
