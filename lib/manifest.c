@@ -258,6 +258,7 @@ static const struct field trace_fields[] = {
 	{ "exit_code", F_INT, T(exit_code), 0, 255, NULL, NULL, NULL, 0, 1 },
 	{ "signal", F_INT, T(signal), 1, 64, NULL, NULL, NULL, 0, 1 },
 	{ "oom_killed", F_BOOL, T(oom_killed), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "pids_limit_hits", F_INT, T(pids_limit_hits), 0, 9e18, NULL, NULL, NULL, 0, 0 },
 	{ "timed_out", F_BOOL, T(timed_out), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "kill_reason", F_STR, T(kill_reason), 0, 0, reasons, NULL, NULL, 0, 1 },
 	END

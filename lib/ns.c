@@ -806,6 +806,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			res->trace.cpu_seconds_used = stats.cpu_s;
 			res->trace.peak_memory_mb = (double)stats.peak_memory_bytes / (1 << 20);
 			res->trace.disk_written_mb = (double)stats.io_write_bytes / (1 << 20);
+			res->trace.pids_limit_hits = stats.pids_max_events;
 			/* On v1 an OOM under the sandbox's limit is counted where the limit
 			 * is: compare the sandbox's counter too. */
 			if (stats.oom_kills > 0 || (sbx_cgroup_stats(&sbcg, &after, NULL) == 0 &&

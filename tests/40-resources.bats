@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# Resource limits, enforced by the kernel's cgroups and measured in the trace.
+load helpers
+
+# field FILE KEY: a value from a trace file
+field() {
+	sed -n "s/^ *$2: \"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" "$1"
+}
+
+@test "a memory hog is OOM-killed: exit 137, oom_killed true, kill_reason memory" {
+	printf 'resource_allocation: {memory_mb: 128, pids: 64}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	run -137 sbx-run --trace "$WORK/t.yaml" "$ID" -- python3 -c '
+x = []
+while True:
+    x.append(bytearray(8 << 20))'
+	[ "$(field "$WORK/t.yaml" oom_killed)" = "true" ]
+	[ "$(field "$WORK/t.yaml" signal)" = "9" ]
+	[ "$(field "$WORK/t.yaml" kill_reason)" = "memory" ]
+	# the sandbox survives its run's OOM
+	run -0 sbx-run "$ID" -- echo alive
+}
+
+@test "a bounded fork bomb hits pids.max and the host is unaffected" {
+	printf 'resource_allocation: {pids: 32, memory_mb: 256}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	run sbx-run --timeout 30 --trace "$WORK/t.yaml" "$ID" -- sh -c 'i=0; while [ $i -lt 200 ]; do sleep 3 & i=$((i+1)); done 2>&1; wait'
+	[[ $output == *"Cannot fork"* ]]
+	# the kernel counted the refusals, and the trace reports them
+	[ "$(field "$WORK/t.yaml" pids_limit_hits)" -gt 0 ]
+	# the host forks as before, and the sandbox is usable once the run ended
+	run -0 sh -c 'for i in 1 2 3 4 5 6 7 8; do true & done; wait; echo host-ok'
+	run -0 sbx-run "$ID" -- echo usable
+}
+
+@test "cpu_cores 0.5 gives about half a core to a CPU-bound loop" {
+	printf 'resource_allocation: {cpu_cores: 0.5, pids: 32}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -0 sbx-run --trace "$WORK/t.yaml" "$ID" -- python3 -c '
+import time
+t = time.time()
+while time.time() - t < 3: pass'
+	cpu=$(field "$WORK/t.yaml" cpu_seconds_used)
+	wall=$(field "$WORK/t.yaml" elapsed_s)
+	echo "cpu=$cpu wall=$wall"
+	python3 -c "r = $cpu / $wall; print(r); assert 0.35 < r < 0.65, r"
+}
+
+@test "a tmpfs filled past size_mb gives ENOSPC" {
+	printf 'tmpfs: [{guest: /scratch, size_mb: 4}]\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -1 sbx-run "$ID" -- dd if=/dev/zero of=/scratch/fill bs=1M count=8
+	[[ $output == *"No space left on device"* ]]
+	run -0 sbx-run "$ID" -- sh -c 'rm /scratch/fill && echo freed'
+}
+
+@test "the trace's CPU and memory figures match what the program did (within 20%)" {
+	printf 'resource_allocation: {memory_mb: 1024, pids: 32}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -0 sbx-run --trace "$WORK/t.yaml" "$ID" -- python3 -c '
+import time
+b = bytearray(200 << 20)            # 200 MiB, touched
+for i in range(0, len(b), 4096): b[i] = 1
+t = time.process_time()
+while time.process_time() - t < 1.5: pass'
+	cat "$WORK/t.yaml"
+	cpu=$(field "$WORK/t.yaml" cpu_seconds_used)
+	mem=$(field "$WORK/t.yaml" peak_memory_mb)
+	# 1.5 s of CPU plus start-up and the page touching; 200 MiB plus the interpreter
+	python3 -c "assert 1.5 <= $cpu <= 1.5 * 1.2 + 0.3, $cpu"
+	python3 -c "assert 200 <= $mem <= 200 * 1.2, $mem"
+}
+
+@test "each run's counters start at zero" {
+	printf 'resource_allocation: {memory_mb: 512, pids: 32}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -0 sbx-run --trace "$WORK/a.yaml" "$ID" -- python3 -c 'b = bytearray(150 << 20); b[::4096] = b"\1" * len(b[::4096])'
+	run -0 sbx-run --trace "$WORK/b.yaml" "$ID" -- true
+	a=$(field "$WORK/a.yaml" peak_memory_mb)
+	b=$(field "$WORK/b.yaml" peak_memory_mb)
+	python3 -c "assert $a >= 150 and $b < 20, ($a, $b)"
+}

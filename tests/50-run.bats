@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# sbx-run: exit statuses, environment, terminal, time limits, one-shots.
+load helpers
+
+@test "the command's exit status passes through; signals are 128+N" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- true
+	run -7 sbx-run "$ID" -- sh -c 'exit 7'
+	run -143 sbx-run "$ID" -- sh -c 'kill -TERM $$'
+	run -137 sbx-run "$ID" -- sh -c 'kill -KILL $$'
+}
+
+@test "126 for a command that cannot run, 127 for one not found, 125 for sbx's own failures" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -127 sbx-run "$ID" -- no-such-command
+	[[ $output == *"no-such-command"* ]]
+	run -126 sbx-run "$ID" -- /etc/passwd
+	run -125 sbx-run sbx-00000000 -- true
+	run -125 sbx-run ../x -- true
+	run -125 sbx-run -w /no/such/dir "$ID" -- true
+	run -64 sbx-run "$ID"
+	run -64 sbx-run --timeout abc "$ID" -- true
+}
+
+@test "stdin, stdout and stderr pass through" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 bash -c "echo piped | sbx-run $ID -- tr a-z A-Z"
+	[ "$output" = "PIPED" ]
+	run -0 bash -c "sbx-run $ID -- sh -c 'echo out; echo err >&2' 2>/dev/null"
+	[ "$output" = "out" ]
+}
+
+@test "env, --env, --workdir and --user reach the command; host env does not" {
+	printf 'env: {GREETING: hello, LANG: C.UTF-8}\nworkdir: /tmp\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	export SBX_HOST_SECRET=leak
+	run -0 sbx-run -e EXTRA=1 -e GREETING=override "$ID" -- sh -c 'echo $GREETING $EXTRA $LANG $(pwd) ${SBX_HOST_SECRET:-clean}'
+	[ "$output" = "override 1 C.UTF-8 /tmp clean" ]
+	run -0 sbx-run -w / -u 1000:1000 "$ID" -- sh -c 'echo $(pwd) $(id -u) $(id -g) $HOME'
+	[ "$output" = "/ 1000 1000 /home/sandbox" ]
+}
+
+@test "--timeout kills the run's processes and exits 124; the sandbox stays usable" {
+	provision "$MANIFESTS/minimal.yaml"
+	start=$(date +%s%N)
+	run -124 sbx-run --timeout 1 --trace "$WORK/t.yaml" "$ID" -- sh -c 'sleep 10 & sleep 10'
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	[ "$ms" -lt 3000 ]
+	grep -q 'timed_out: true' "$WORK/t.yaml"
+	grep -q 'kill_reason: "timeout"' "$WORK/t.yaml"
+	run -0 sbx-run "$ID" -- sh -c 'ps -e | grep -c sleep || true'
+	[ "$output" = "0" ]
+}
+
+@test "-t gives the command a terminal of the sandbox's own" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 script -qec "sbx-run -t $ID -- sh -c 'tty; test -t 0 && echo interactive'" /dev/null
+	[[ $output == *"/dev/pts/0"* ]]
+	[[ $output == *"interactive"* ]]
+	# without -t the command has no controlling terminal, even when the caller has one
+	run -0 script -qec "sbx-run $ID -- sh -c 'ps -o tty= -p \$\$'" /dev/null
+	[[ $output == *"?"* ]]
+}
+
+@test "one-shot -m: provision, run, trace, destroy" {
+	run -0 sbx-run -m "$MANIFESTS/minimal.yaml" --trace "$WORK/t.yaml" -- sh -c 'echo one-shot; hostname'
+	[ "${lines[0]}" = "one-shot" ]
+	grep -q 'exit_code: 0' "$WORK/t.yaml"
+	[ -z "$(sbx-ls -q)" ]
+	run -3 sbx-run -m "$MANIFESTS/minimal.yaml" -- sh -c 'exit 3'
+	[ -z "$(sbx-ls -q)" ]
+	run -125 sbx-run -m "$FIXTURES/invalid/alias.yaml" -- true
+	[[ $output == *"alias.yaml:1:7"* ]]
+}
+
+@test "an expired sandbox refuses runs even with no watchdog" {
+	printf 'resource_allocation: {max_wall_clock_s: 1, pids: 16}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	sleep 1.2
+	run -125 sbx-run "$ID" -- true
+	[[ $output == *"expired"* ]]
+	run -0 sbx-gc
+	[ -z "$(sbx-ls -q)" ]
+}
+
+@test "the last run's trace is kept in the state document" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -5 sbx-run "$ID" -- sh -c 'exit 5'
+	run -0 sbx-inspect "$ID"
+	[[ $output == *"execution_trace:"* ]]
+	[[ $output == *"exit_code: 5"* ]]
+}
