@@ -331,7 +331,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		lim.cpu_cores = isnan(m->res.cpu_cores) ? 0 : m->res.cpu_cores;
 		if (m->res.memory_mb != SBX_UNSET_INT) {
 			lim.memory_bytes = m->res.memory_mb << 20;
-			lim.memory_soft_bytes = lim.memory_bytes / 100 * m->res.memory_soft_pct;
+			lim.memory_soft_bytes = lim.memory_bytes * m->res.memory_soft_pct / 100;
 		}
 		lim.pids = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
 		if (sbx_cgroup_set_limits(&cg, &lim, e) == -1 ||

@@ -141,8 +141,11 @@ make_skeleton(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t 
 	for (i = 0; host_files[i]; i++)
 		if (copy_file(host_files[i], lower, uid, gid, e) == -1)
 			return -1;
+	/* The sandbox's user 1000 exists only where the sandbox has a range of IDs. */
 	snprintf(p, sizeof p, "%s/home/sandbox", lower);
-	return mkdir_owned(p, 0755, uid + 1000, gid + 1000, e);
+	if (m->rt.id_count > 1000)
+		return mkdir_owned(p, 0755, uid + 1000, gid + 1000, e);
+	return mkdir_owned(p, 0755, uid, gid, e);
 }
 
 int

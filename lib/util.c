@@ -211,7 +211,11 @@ rm_at(int dfd, const char *name, dev_t dev, struct sbx_err *e)
 	}
 	if (st.st_dev != dev)
 		return sbx_err_set(e, SBX_EX_SOFTWARE, "%s: still a mount point, not removed", name);
-	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* overlayfs leaves its work/work directory mode 000; it is ours to remove. */
+	if (fd == -1 && errno == EACCES && fchmodat(dfd, name, 0700, 0) == 0)
+		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
 		return sbx_err_sys(e, SBX_EX_IOERR, "%s", name);
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);

@@ -9,6 +9,9 @@ load helpers
 	[ "${lines[1]}" -lt 10 ]
 	run -0 sbx-run "$ID" -- sh -c "kill -0 $$ 2>&1; echo rc=\$?"
 	[[ $output == *"rc=1"* ]]
+	# init's memory and environment (the caller's) stay closed to the sandbox
+	run -1 sbx-run "$ID" -- cat /proc/1/environ
+	[[ $output == *"Permission denied"* ]]
 }
 
 @test "only lo exists and the host's loopback listener is unreachable" {

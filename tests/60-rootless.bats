@@ -1,0 +1,88 @@
+#!/usr/bin/env bats
+# The same programs as an unprivileged user, through user namespaces alone.
+load helpers
+
+RL_UID=4242
+
+# as_user CMD...: run CMD as an unprivileged user with its own state root.
+as_user() {
+	setpriv --reuid="$RL_UID" --regid="$RL_UID" --clear-groups \
+		env -i PATH="$RL/bin:/usr/bin:/bin" SBX_ROOT="$RL/root" HOME="$RL" "$@"
+}
+
+setup() {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+	[ "$(id -u)" = 0 ] || skip "needs root to become another user"
+	[ "$(cat /proc/sys/user/max_user_namespaces)" -gt 0 ] || skip "user namespaces are disabled"
+	RL=$(mktemp -d /tmp/sbx-rootless.XXXXXX)
+	mkdir "$RL/bin"
+	# the build tree may sit below a directory other users cannot search
+	cp "$SBX_BIN"/sbx* "$RL/bin/"
+	chmod 755 "$RL" "$RL/bin"
+	cp "$MANIFESTS/minimal.yaml" "$FIXTURES/syscalls.py" "$RL/"
+	printf '{}\n' > "$RL/nolimits.yaml"
+	chown -R "$RL_UID:$RL_UID" "$RL"
+	TEST_PIDS=()
+	WORK=$(mktemp -d /tmp/sbx-work.XXXXXX)
+}
+
+teardown() {
+	if [ -n "${RL:-}" ]; then
+		as_user sh -c 'ids=$(sbx-ls -q); [ -z "$ids" ] || sbx-gc $ids; sbx-gc' >/dev/null 2>&1
+		rm -rf "$RL"
+	fi
+	rm -rf "${WORK:-}"
+}
+
+@test "rootless: provision and run; root inside is the caller outside, nothing more" {
+	run -0 as_user sbx-provision "$RL/nolimits.yaml"
+	id=$output
+	run -0 as_user sbx-run "$id" -- cat /proc/self/status /proc/self/uid_map
+	[[ $output == *"CapEff:	0000000000000000"* ]]
+	[[ $output == *"NoNewPrivs:	1"* ]]
+	[[ $output == *"Seccomp:	2"* ]]
+	[[ $(tail -n 1 <<<"$output") =~ ^\ +0\ +$RL_UID\ +1$ ]]
+	run -0 as_user sbx-run "$id" -- sh -c 'cat /proc/1/comm; hostname; cat /proc/net/dev | grep -c :'
+	[ "${lines[0]}" = "sbx-init" ]
+	[ "${lines[1]}" = "$id" ]
+	[ "${lines[2]}" = "1" ]
+	run -2 as_user sbx-run "$id" -- sh -c 'echo x > /etc/evil'
+	[[ $output == *"Read-only file system"* ]]
+}
+
+@test "rootless: dangerous system calls fail and host root files stay closed" {
+	run -0 as_user sbx-provision "$RL/nolimits.yaml"
+	id=$output
+	run -0 as_user sbx-run "$id" -- cat /proc/self/status
+	[[ $output == *"CapEff:	0000000000000000"* ]]
+	run -0 as_user sbx-run "$id" -- python3 - < "$FIXTURES/syscalls.py"
+	for name in mount ptrace bpf keyctl unshare-user setns; do
+		[[ $output == *"$name EPERM"* ]] || { echo "not refused: $name"; false; }
+	done
+	# init holds the namespaces but its memory and environment stay closed
+	run -1 as_user sbx-run "$id" -- cat /proc/1/environ
+	[[ $output == *"Permission denied"* ]]
+}
+
+@test "rootless: limits that need a cgroup fail with 69 naming what cannot be enforced" {
+	if [ -w "/sys/fs/cgroup/memory" ] || [ -w "/sys/fs/cgroup/cgroup.procs" ]; then
+		skip "this host delegates cgroups to every user"
+	fi
+	run -69 as_user sbx-provision "$RL/minimal.yaml"
+	[[ $output == *"cannot be enforced"* ]]
+	run -0 as_user sbx-ls -q
+	[ -z "$output" ]
+}
+
+@test "rootless: the trace comes from rusage and gc removes everything" {
+	run -0 as_user sbx-provision "$RL/nolimits.yaml"
+	id=$output
+	pid=$(as_user sbx-inspect "$id" | sed -n 's/^ *pid: //p')
+	run -0 as_user sbx-run --trace - "$id" -- python3 -c 'b = bytearray(80 << 20); b[::4096] = b"\1" * len(b[::4096])'
+	[[ $output == *"peak_memory_mb: "* ]]
+	mem=$(sed -n 's/^ *peak_memory_mb: //p' <<<"$output")
+	python3 -c "assert 80 <= $mem <= 120, $mem"
+	run -0 as_user sbx-gc "$id"
+	! kill -0 "$pid" 2>/dev/null
+	[ -z "$(ls "$RL/root/sandboxes")" ]
+}
