@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: MIT
+# bash completion for sbx and the sbx-* programs.
+
+_sbx_ids() {
+	COMPREPLY+=($(compgen -W "$(sbx-ls -q 2>/dev/null)" -- "$1"))
+}
+
+_sbx_prog() {
+	local prog=$1 cur=$2 prev=$3 opts
+	case $prog in
+	sbx-provision) opts="-n --dry-run -o --output -c --correlation-id -h --help -V --version" ;;
+	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace -c --correlation-id -h --help -V --version" ;;
+	sbx-inspect) opts="-o --output -h --help -V --version" ;;
+	sbx-ls) opts="-q --quiet -o --output -h --help -V --version" ;;
+	sbx-gc) opts="-n --dry-run --verify-audit -c --correlation-id -h --help -V --version" ;;
+	esac
+	case $prev in
+	-o | --output)
+		COMPREPLY=($(compgen -W "yaml json" -- "$cur"))
+		return ;;
+	-m | --manifest | --trace)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	-w | --workdir)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
+	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id)
+		return ;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		return
+	fi
+	case $prog in
+	sbx-provision) COMPREPLY=($(compgen -f -- "$cur")) ;;
+	sbx-inspect | sbx-gc | sbx-run) _sbx_ids "$cur" ;;
+	esac
+}
+
+_sbx() {
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+	local prog=${COMP_WORDS[0]##*/}
+	COMPREPLY=()
+	if [ "$prog" = sbx ]; then
+		if [ "$COMP_CWORD" -eq 1 ]; then
+			COMPREPLY=($(compgen -W "provision run inspect ls gc" -- "$cur"))
+			return
+		fi
+		prog=sbx-${COMP_WORDS[1]}
+	fi
+	_sbx_prog "$prog" "$cur" "$prev"
+}
+
+complete -F _sbx sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc

@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: MIT
+# fish completion for sbx and the sbx-* programs.
+
+function __sbx_ids
+    sbx-ls -q 2>/dev/null
+end
+
+complete -c sbx -f -n __fish_use_subcommand -a 'provision run inspect ls gc'
+
+for p in sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc
+    complete -c $p -s h -l help -d 'usage'
+    complete -c $p -s V -l version -d 'version'
+end
+
+complete -c sbx-provision -s n -l dry-run -d 'check and print, create nothing'
+complete -c sbx-provision -s o -l output -x -a 'yaml json' -d 'output format'
+complete -c sbx-provision -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-provision -F
+
+complete -c sbx-run -s t -l tty -d 'allocate a terminal'
+complete -c sbx-run -s m -l manifest -r -F -d 'one-shot from a manifest'
+complete -c sbx-run -s e -l env -x -d 'NAME=VALUE'
+complete -c sbx-run -s w -l workdir -x -d 'working directory'
+complete -c sbx-run -s u -l user -x -d 'UID[:GID]'
+complete -c sbx-run -s T -l timeout -x -d 'time limit in seconds'
+complete -c sbx-run -s k -l kill-after -x -d 'grace after SIGTERM'
+complete -c sbx-run -l trace -r -F -d 'write the execution trace'
+complete -c sbx-run -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-run -f -a '(__sbx_ids)'
+
+complete -c sbx-inspect -s o -l output -x -a 'yaml json' -d 'output format'
+complete -c sbx-inspect -f -a '(__sbx_ids)'
+
+complete -c sbx-ls -s q -l quiet -d 'IDs only'
+complete -c sbx-ls -s o -l output -x -a 'yaml json' -d 'output format'
+complete -c sbx-ls -f
+
+complete -c sbx-gc -s n -l dry-run -d 'show, remove nothing'
+complete -c sbx-gc -l verify-audit -d 'check the audit hash chain'
+complete -c sbx-gc -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-gc -f -a '(__sbx_ids)'
