@@ -575,6 +575,65 @@ fail:
 
 static volatile sig_atomic_t forward_sig, winch;
 
+static pid_t relay_target;
+
+static void
+relay_signal(int sig)
+{
+	if (relay_target > 0)
+		kill(relay_target, sig);
+}
+
+/*
+ * Rootless runs: join the user and PID namespaces, fork the command, and pass
+ * its fate on as our own, so the caller sees the command's status. The command
+ * dies with us (PDEATHSIG), which is how a timeout reaches it without a cgroup.
+ */
+static void __attribute__((noreturn))
+relay_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N],
+    int cgfds[SBX_CG_NCTRL], int errfd, int ttysock)
+{
+	struct child_err ce = { 0 };
+	struct sigaction sa = { 0 };
+	struct rlimit core0 = { 0, 0 };
+	int status;
+	pid_t pid;
+
+	if (setns(nsfd[NS_USER], CLONE_NEWUSER) == -1 || setns(nsfd[NS_PID], CLONE_NEWPID) == -1) {
+		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "join the sandbox's user and pid namespaces");
+		ce.e.code = SBX_EX_RUNFAIL;
+		sbx_write_all(errfd, &ce, sizeof ce);
+		_exit(SBX_EX_RUNFAIL);
+	}
+	close(nsfd[NS_USER]);
+	nsfd[NS_USER] = -1;
+	if ((pid = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() == 1)
+			_exit(SBX_EX_RUNFAIL);
+		run_child(m, x, nsfd, cgfds, errfd, ttysock);
+	}
+	close(errfd);
+	if (ttysock != -1)
+		close(ttysock);
+	relay_target = pid;
+	sa.sa_handler = relay_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			_exit(SBX_EX_RUNFAIL);
+	if (WIFSIGNALED(status)) {
+		setrlimit(RLIMIT_CORE, &core0);
+		signal(WTERMSIG(status), SIG_DFL);
+		kill(getpid(), WTERMSIG(status));
+	}
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : SBX_EX_RUNFAIL);
+}
+
+
+
 static void
 on_signal(int sig)
 {
@@ -630,7 +689,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	struct rusage ru = { 0 };
 	int nsfd[NS_N], cgfds[SBX_CG_NCTRL], errp[2] = { -1, -1 }, sp[2] = { -1, -1 };
 	int have_cg, status = 0, master = -1, stdin_open = 1, i, r = -1, pidfd = -1;
-	int timed_out = 0, killed_term = 0;
+	int timed_out = 0, killed_term = 0, selfpid = -1;
 	char name[64], stamp[32];
 	double t0, deadline = 0, term_at = 0;
 	pid_t pid;
@@ -657,32 +716,42 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		sbx_err_sys(e, SBX_EX_RUNFAIL, "pipe");
 		goto out;
 	}
-	/* Without root we must be in the sandbox's user namespace to join its PID
-	 * namespace; our host ID is its root, so files stay ours. */
-	if (m->rt.rootless) {
-		if (setns(nsfd[NS_USER], CLONE_NEWUSER) == -1) {
-			sbx_err_sys(e, SBX_EX_RUNFAIL, "join the sandbox's user namespace");
-			goto out;
-		}
-		close(nsfd[NS_USER]);
-		nsfd[NS_USER] = -1;
-	}
-	if (setns(nsfd[NS_PID], CLONE_NEWPID) == -1) {
-		sbx_err_sys(e, SBX_EX_RUNFAIL, "join the sandbox's pid namespace");
-		goto out;
-	}
 	sbx_time_rfc3339(stamp, sizeof stamp, time(NULL));
 	res->trace.start_time = strdup(stamp);
 	t0 = now_s();
-	if ((pid = fork()) == -1) {
+	if (m->rt.rootless) {
+		/* Without root, joining the PID namespace needs its user namespace
+		 * first, and there is no way back: a child of ours does both. */
+		if ((pid = fork()) == 0) {
+			close(errp[0]);
+			if (sp[0] != -1)
+				close(sp[0]);
+			relay_child(m, x, nsfd, cgfds, errp[1], sp[1]);
+		}
+	} else {
+		/* Only the child goes into the sandbox's PID namespace: anything we
+		 * fork later (a sanitizer's helper thread, say) stays out. */
+		if ((selfpid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) == -1 ||
+		    setns(nsfd[NS_PID], CLONE_NEWPID) == -1) {
+			sbx_err_sys(e, SBX_EX_RUNFAIL, "join the sandbox's pid namespace");
+			goto out;
+		}
+		if ((pid = fork()) == 0) {
+			close(errp[0]);
+			if (sp[0] != -1)
+				close(sp[0]);
+			run_child(m, x, nsfd, cgfds, errp[1], sp[1]);
+		}
+		if (setns(selfpid, CLONE_NEWPID) == -1 && pid > 0) {
+			sbx_err_sys(e, SBX_EX_RUNFAIL, "leave the sandbox's pid namespace");
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			goto out;
+		}
+	}
+	if (pid == -1) {
 		sbx_err_sys(e, SBX_EX_RUNFAIL, "fork");
 		goto out;
-	}
-	if (pid == 0) {
-		close(errp[0]);
-		if (sp[0] != -1)
-			close(sp[0]);
-		run_child(m, x, nsfd, cgfds, errp[1], sp[1]);
 	}
 	close(errp[1]);
 	errp[1] = -1;
@@ -842,6 +911,7 @@ out:
 	if (sp[1] != -1) close(sp[1]);
 	if (master != -1) close(master);
 	if (pidfd != -1) close(pidfd);
+	if (selfpid != -1) close(selfpid);
 	if (r == -1 && res->status == 0)
 		res->status = SBX_EX_RUNFAIL;
 	return r;
