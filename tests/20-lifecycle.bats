@@ -58,11 +58,14 @@ load helpers
 	! ls -l /proc/[0-9]*/ns/net 2>/dev/null | grep -qF "$netns"
 	! ls -l /proc/[0-9]*/ns/mnt 2>/dev/null | grep -qF "$mntns"
 	! grep -qF "$SBX_ROOT" /proc/self/mountinfo
-	# every cgroup directory named in the state is gone
+	# every cgroup directory named in the state is gone, and after a sweep
+	# so is the state root's group
+	run -0 sbx-gc
 	local c
 	for c in $(echo "${spec#1:}" | tr ',' ' '); do
 		ctl=${c%%=*}
 		[ ! -d "/sys/fs/cgroup/$ctl${c#*=}" ] || { echo "left: $ctl${c#*=}"; false; }
+		[ ! -d "/sys/fs/cgroup/$ctl$(dirname "${c#*=}")" ] || { echo "left: group of $ctl"; false; }
 	done
 }
 
