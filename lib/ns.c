@@ -689,7 +689,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	struct rusage ru = { 0 };
 	int nsfd[NS_N], cgfds[SBX_CG_NCTRL], errp[2] = { -1, -1 }, sp[2] = { -1, -1 };
 	int have_cg, status = 0, master = -1, stdin_open = 1, i, r = -1, pidfd = -1;
-	int timed_out = 0, killed_term = 0, selfpid = -1;
+	int timed_out = 0, killed_term = 0, selfpid = -1, runcg_live = 0;
 	char name[64], stamp[32];
 	double t0, deadline = 0, term_at = 0;
 	pid_t pid;
@@ -706,8 +706,10 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		return -1;
 	if (have_cg) {
 		snprintf(name, sizeof name, "run-%ld", (long)getpid());
-		if (sbx_cgroup_child(&sbcg, name, &runcg, e) == -1 ||
-		    sbx_cgroup_open_procs(&runcg, cgfds, e) == -1)
+		if (sbx_cgroup_child(&sbcg, name, &runcg, e) == -1)
+			goto out;
+		runcg_live = 1;
+		if (sbx_cgroup_open_procs(&runcg, cgfds, e) == -1)
 			goto out;
 		sbx_cgroup_stats(&sbcg, &before, NULL);
 	}
@@ -764,7 +766,13 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		close(sp[1]);
 		sp[1] = -1;
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* The wait below enforces --timeout; without a pidfd it could not. */
+	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
+		sbx_err_sys(e, SBX_EX_RUNFAIL, "pidfd_open");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -815,8 +823,6 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			}
 			wait_ms = (int)(left * 1000) + 1;
 		}
-		if (pidfd == -1)
-			break;
 		if (poll(pf, 3, wait_ms) == -1 && errno != EINTR)
 			break;
 		if (pf[0].revents)
@@ -887,7 +893,6 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 				}
 			}
 		}
-		sbx_cgroup_destroy(&runcg, NULL);
 	} else {
 		res->trace.cpu_seconds_used = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 		    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
@@ -912,6 +917,9 @@ out:
 	if (master != -1) close(master);
 	if (pidfd != -1) close(pidfd);
 	if (selfpid != -1) close(selfpid);
+	/* A run's cgroup never outlives it, whatever went wrong. */
+	if (runcg_live)
+		sbx_cgroup_destroy(&runcg, NULL);
 	if (r == -1 && res->status == 0)
 		res->status = SBX_EX_RUNFAIL;
 	return r;
