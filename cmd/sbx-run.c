@@ -88,7 +88,7 @@ main(int argc, char *argv[])
 	struct sbx_exec_result res;
 	struct sbx_manifest m;
 	const char *manifest = NULL, *trace = NULL;
-	char id[SBX_ID_MAX + 1], **env = NULL;
+	char id[SBX_ID_MAX + 1], **env = NULL, **grown;
 	unsigned u, g;
 	int c, r, existed;
 
@@ -99,8 +99,9 @@ main(int argc, char *argv[])
 		case 'e':
 			if (strchr(optarg, '=') == NULL || optarg[0] == '=')
 				errx(SBX_EX_USAGE, "--env: '%s' is not NAME=VALUE", optarg);
-			if ((env = realloc(env, (x.n_env + 1) * sizeof *env)) == NULL)
+			if ((grown = realloc(env, (x.n_env + 1) * sizeof *env)) == NULL)
 				err(SBX_EX_OSERR, NULL);
+			env = grown;
 			env[x.n_env++] = optarg;
 			break;
 		case 'w':

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: MIT
 # bash completion for sbx and the sbx-* programs.
+# COMPREPLY=($(compgen ...)) is the completion idiom; words never hold spaces here.
+# shellcheck disable=SC2207
 
 _sbx_ids() {
 	COMPREPLY+=($(compgen -W "$(sbx-ls -q 2>/dev/null)" -- "$1"))

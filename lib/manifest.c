@@ -301,8 +301,9 @@ static const struct field top_fields[] = {
 	END
 };
 
-#define AT(base, off, type) ((type *)((char *)(base) + (off)))
-#define CAT(base, off, type) ((const type *)((const char *)(base) + (off)))
+/* A field of the manifest by its offsetof(): the table's one trick. */
+#define AT(base, off, type) ((type *)(void *)((char *)(base) + (off)))
+#define CAT(base, off, type) ((const type *)(const void *)((const char *)(base) + (off)))
 
 struct ctx {
 	const char *name;

@@ -38,6 +38,7 @@
 #define ID_RANGE 65536
 #define DEFAULT_ID_BASE 1000000000LL
 #define DEFAULT_ID_SLOTS 1024
+#define SBX_NOFILE_MAX 65536
 
 static const char *const ns_names[] = { "user", "mnt", "pid", "net", "uts", "ipc", "cgroup" };
 static const int ns_types[] = { CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET,
@@ -501,7 +502,7 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N]
 {
 	struct child_err ce = { 0 };
 	const char *w[64];
-	struct rlimit core0 = { 0, 0 };
+	struct rlimit core0 = { 0, 0 }, nofile;
 	unsigned uid, gid;
 	char **env;
 	int i;
@@ -542,7 +543,15 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N]
 		sbx_err_set(&ce.e, SBX_EX_RUNFAIL, "out of memory");
 		goto fail;
 	}
+	/* No core dumps (they would land in the sandbox's layer, or leak memory to
+	 * a host handler); open files bounded. */
 	setrlimit(RLIMIT_CORE, &core0);
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+		if (nofile.rlim_max > SBX_NOFILE_MAX)
+			nofile.rlim_max = SBX_NOFILE_MAX;
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	if (sbx_caps_become(uid, gid, !m->rt.rootless, m->security.capabilities.v,
 	    m->security.capabilities.n, &ce.e) == -1)
 		goto fail;

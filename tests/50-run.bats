@@ -22,6 +22,14 @@ load helpers
 	run -64 sbx-run --timeout abc "$ID" -- true
 }
 
+@test "rlimits: no core dumps, open files bounded" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- sh -c 'ulimit -c; ulimit -n; ulimit -Hn'
+	[ "${lines[0]}" = "0" ]
+	[ "${lines[1]}" -le 65536 ]
+	[ "${lines[2]}" -le 65536 ]
+}
+
 @test "stdin, stdout and stderr pass through" {
 	provision "$MANIFESTS/minimal.yaml"
 	run -0 bash -c "echo piped | sbx-run $ID -- tr a-z A-Z"

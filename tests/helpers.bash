@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Shared by every bats file: a private state root per test, the built programs
 # first on PATH, and a teardown that destroys whatever the test left.
+# bats sets $output, $status and $lines; the test files use what this file defines.
+# shellcheck disable=SC2034,SC2154
 bats_require_minimum_version 1.5.0
 
 FIXTURES="$BATS_TEST_DIRNAME/fixtures"
