@@ -26,7 +26,7 @@ SBX_CFLAGS += -D_FORTIFY_SOURCE=3
 B := build/rel
 endif
 
-PROGS := sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc
+PROGS := sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:lib/%.c=$(B)/lib/%.o)
 BINS := $(PROGS:%=$(B)/bin/%)

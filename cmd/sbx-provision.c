@@ -10,7 +10,7 @@ static void __attribute__((noreturn))
 usage(int code)
 {
 	fprintf(code ? stderr : stdout,
-	    "usage: sbx-provision [-n] [-o yaml|json] [-c ID] [FILE | -]\n");
+	    "usage: sbx-provision [-n] [--no-watchdog] [-o yaml|json] [-c ID] [FILE | -]\n");
 	exit(code);
 }
 
@@ -19,6 +19,7 @@ main(int argc, char *argv[])
 {
 	static const struct option opts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "no-watchdog", no_argument, NULL, 'W' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
@@ -29,12 +30,13 @@ main(int argc, char *argv[])
 	struct sbx_store store;
 	struct sbx_manifest m;
 	enum sbx_format fmt = SBX_FMT_ID;
-	int c, dry = 0, existed;
+	int c, dry = 0, no_wd = 0, existed;
 	const char *file;
 
 	while ((c = getopt_long(argc, argv, "no:c:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': dry = 1; break;
+		case 'W': no_wd = 1; break;
 		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
@@ -53,7 +55,8 @@ main(int argc, char *argv[])
 		sbx_die(&e, NULL);
 	if (!dry && sbx_store_open(&store, &e) == -1)
 		sbx_die(&e, "state root");
-	if (sbx_sandbox_provision(&store, &m, dry, &existed, &e) == -1)
+	if (sbx_sandbox_provision(&store, &m, (dry ? SBX_PROV_DRY_RUN : 0) |
+	    (no_wd ? SBX_PROV_NO_WATCHDOG : 0), &existed, &e) == -1)
 		sbx_die(&e, strcmp(file, "-") ? file : "<stdin>");
 	if (fmt == SBX_FMT_ID && !dry)
 		printf("%s\n", m.sandbox_id);

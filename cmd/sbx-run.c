@@ -155,7 +155,8 @@ main(int argc, char *argv[])
 			errx(SBX_EX_RUNFAIL, "%s", e.msg);
 		free(m.sandbox_id);
 		m.sandbox_id = NULL;  /* a one-shot always gets a fresh sandbox */
-		if (sbx_sandbox_provision(&store, &m, 0, &existed, &e) == -1)
+		/* A one-shot's lifetime is bounded by sbx-run itself: no watchdog needed. */
+		if (sbx_sandbox_provision(&store, &m, SBX_PROV_NO_WATCHDOG, &existed, &e) == -1)
 			errx(SBX_EX_RUNFAIL, "%s: %s", manifest, e.msg);
 		snprintf(id, sizeof id, "%s", m.sandbox_id);
 		sbx_manifest_free(&m);

@@ -10,11 +10,13 @@ _sbx_ids() {
 _sbx_prog() {
 	local prog=$1 cur=$2 prev=$3 opts
 	case $prog in
-	sbx-provision) opts="-n --dry-run -o --output -c --correlation-id -h --help -V --version" ;;
+	sbx-provision) opts="-n --dry-run --no-watchdog -o --output -c --correlation-id -h --help -V --version" ;;
 	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace -c --correlation-id -h --help -V --version" ;;
 	sbx-inspect) opts="-o --output -h --help -V --version" ;;
 	sbx-ls) opts="-q --quiet -o --output -h --help -V --version" ;;
 	sbx-gc) opts="-n --dry-run --verify-audit -c --correlation-id -h --help -V --version" ;;
+	sbx-watchdog) opts="--all --once -i --interval -h --help -V --version" ;;
+	sbx-pause) opts="-r --resume -c --correlation-id -h --help -V --version" ;;
 	esac
 	case $prev in
 	-o | --output)
@@ -26,7 +28,7 @@ _sbx_prog() {
 	-w | --workdir)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
-	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id)
+	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id | -i | --interval)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
@@ -35,7 +37,7 @@ _sbx_prog() {
 	fi
 	case $prog in
 	sbx-provision) COMPREPLY=($(compgen -f -- "$cur")) ;;
-	sbx-inspect | sbx-gc | sbx-run) _sbx_ids "$cur" ;;
+	sbx-inspect | sbx-gc | sbx-run | sbx-watchdog | sbx-pause) _sbx_ids "$cur" ;;
 	esac
 }
 
@@ -45,7 +47,7 @@ _sbx() {
 	COMPREPLY=()
 	if [ "$prog" = sbx ]; then
 		if [ "$COMP_CWORD" -eq 1 ]; then
-			COMPREPLY=($(compgen -W "provision run inspect ls gc" -- "$cur"))
+			COMPREPLY=($(compgen -W "provision run inspect ls gc watchdog pause" -- "$cur"))
 			return
 		fi
 		prog=sbx-${COMP_WORDS[1]}
@@ -53,4 +55,4 @@ _sbx() {
 	_sbx_prog "$prog" "$cur" "$prev"
 }
 
-complete -F _sbx sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc
+complete -F _sbx sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause

@@ -5,14 +5,15 @@ function __sbx_ids
     sbx-ls -q 2>/dev/null
 end
 
-complete -c sbx -f -n __fish_use_subcommand -a 'provision run inspect ls gc'
+complete -c sbx -f -n __fish_use_subcommand -a 'provision run inspect ls gc watchdog pause'
 
-for p in sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc
+for p in sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause
     complete -c $p -s h -l help -d 'usage'
     complete -c $p -s V -l version -d 'version'
 end
 
 complete -c sbx-provision -s n -l dry-run -d 'check and print, create nothing'
+complete -c sbx-provision -l no-watchdog -d 'start no per-sandbox watchdog'
 complete -c sbx-provision -s o -l output -x -a 'yaml json' -d 'output format'
 complete -c sbx-provision -s c -l correlation-id -x -d 'audit correlation ID'
 complete -c sbx-provision -F
@@ -39,3 +40,12 @@ complete -c sbx-gc -s n -l dry-run -d 'show, remove nothing'
 complete -c sbx-gc -l verify-audit -d 'check the audit hash chain'
 complete -c sbx-gc -s c -l correlation-id -x -d 'audit correlation ID'
 complete -c sbx-gc -f -a '(__sbx_ids)'
+
+complete -c sbx-watchdog -l all -d 'every sandbox of the state root'
+complete -c sbx-watchdog -l once -d 'one pass, then exit'
+complete -c sbx-watchdog -s i -l interval -x -d 'memory sampling interval'
+complete -c sbx-watchdog -f -a '(__sbx_ids)'
+
+complete -c sbx-pause -s r -l resume -d 'thaw instead of freeze'
+complete -c sbx-pause -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-pause -f -a '(__sbx_ids)'

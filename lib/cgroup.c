@@ -619,6 +619,32 @@ sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cg_stats *st, struct sb
 	return 0;
 }
 
+int
+sbx_cgroup_memory_fd(const struct sbx_cgroup *cg)
+{
+	char p[1200];
+
+	if (cg->version == 2)
+		snprintf(p, sizeof p, "%s/memory.current", cg->path[0]);
+	else if (cg->path[SBX_CG_MEMORY][0])
+		snprintf(p, sizeof p, "%s/memory.usage_in_bytes", cg->path[SBX_CG_MEMORY]);
+	else
+		return -1;
+	return open(p, O_RDONLY | O_CLOEXEC);
+}
+
+long long
+sbx_cgroup_memory_now(int fd)
+{
+	char buf[32];
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtoll(buf, NULL, 10);
+}
+
 static int
 rmdir_tree(const char *dir)
 {

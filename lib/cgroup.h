@@ -69,6 +69,10 @@ int sbx_cgroup_kill(const struct sbx_cgroup *cg, struct sbx_err *e);
 /* Number of processes in cg (children included). */
 int sbx_cgroup_nprocs(const struct sbx_cgroup *cg);
 int sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cg_stats *st, struct sbx_err *e);
+/* An fd to read the memory in use (memory.usage_in_bytes / memory.current) with
+ * sbx_cgroup_memory_now, cheaply and repeatedly; -1 without a memory controller. */
+int sbx_cgroup_memory_fd(const struct sbx_cgroup *cg);
+long long sbx_cgroup_memory_now(int fd);
 /* Kill, then remove cg and its children. Missing cgroups are fine. */
 int sbx_cgroup_destroy(const struct sbx_cgroup *cg, struct sbx_err *e);
 

@@ -22,6 +22,7 @@ struct sbx_exec {
 	int tty;                 /* allocate a terminal in the sandbox */
 	double timeout_s;        /* 0: none */
 	double kill_after_s;     /* grace between SIGTERM and SIGKILL on timeout; 0: SIGKILL */
+	double lifetime_s;       /* set by the lifecycle: seconds until the sandbox expires */
 };
 
 struct sbx_exec_result {
@@ -40,6 +41,8 @@ struct sbx_driver {
 	    const struct sbx_exec *x, struct sbx_exec_result *res, struct sbx_err *e);
 	/* Are the sandbox's kernel objects there? */
 	int (*alive)(const struct sbx_manifest *m);
+	/* Freeze (1) or thaw (0) every process of the sandbox. */
+	int (*freeze)(const struct sbx_manifest *m, int frozen, struct sbx_err *e);
 	/* Kill everything and remove the kernel objects; missing ones are fine. */
 	int (*destroy)(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
 };

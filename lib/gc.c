@@ -46,6 +46,8 @@ orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_gc_report report, voi
 	/* With no sandbox left, the state root's group goes too (busy ones stay). */
 	for (i = 0; i < (h.version == 2 ? 1 : SBX_CG_NCTRL); i++)
 		if (h.mnt[i][0]) {
+			snprintf(dir, sizeof dir, "%s%s/sbx/%s/@watchdog", h.mnt[i], h.own[i], s->group);
+			rmdir(dir);
 			snprintf(dir, sizeof dir, "%s%s/sbx/%s", h.mnt[i], h.own[i], s->group);
 			rmdir(dir);
 		}

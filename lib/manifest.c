@@ -271,6 +271,8 @@ static const struct field rt_fields[] = {
 	{ "gid_base", F_INT, RT(gid_base), 0, 4294967295.0, NULL, NULL, NULL, 0, 0 },
 	{ "id_count", F_INT, RT(id_count), 1, 4294967295.0, NULL, NULL, NULL, 0, 0 },
 	{ "cgroup", F_STR, RT(cgroup), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "watchdog_pid", F_INT, RT(watchdog_pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
+	{ "watchdog_start_ticks", F_INT, RT(watchdog_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
 	{ "rootless", F_BOOL, RT(rootless), 0, 0, NULL, NULL, NULL, 0, 0 },
 	END
 };
@@ -284,6 +286,8 @@ static const struct field top_fields[] = {
 	{ "status", F_STR, M(status), 0, 0, statuses, NULL, NULL, 0, 0 },
 	{ "created_at", F_STR, M(created_at), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "expires_at", F_STR, M(expires_at), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "kill_reason", F_STR, M(kill_reason), 0, 0, reasons, NULL, NULL, 0, 0 },
+	{ "last_warning", F_STR, M(last_warning), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "resource_allocation", F_MAP, 0, 0, 0, NULL, NULL, res_fields, 0, 0 },
 	{ "network_policy", F_STR, M(network_policy), 0, 0, policies, NULL, NULL, 0, 0 },
 	{ "allowed_egress", F_STRV, M(allowed_egress), 0, 0, NULL, check_egress, NULL, 0, 0 },
@@ -679,6 +683,7 @@ sbx_manifest_init(struct sbx_manifest *m)
 	sbx_trace_init(&m->trace);
 	m->rt.pid = m->rt.start_ticks = SBX_UNSET_INT;
 	m->rt.uid_base = m->rt.gid_base = m->rt.id_count = SBX_UNSET_INT;
+	m->rt.watchdog_pid = m->rt.watchdog_start_ticks = SBX_UNSET_INT;
 }
 
 void
@@ -696,12 +701,16 @@ sbx_manifest_strip_state(struct sbx_manifest *m)
 	free(m->created_at);
 	free(m->expires_at);
 	free(m->rt.cgroup);
+	free(m->kill_reason);
+	free(m->last_warning);
 	m->status = m->created_at = m->expires_at = m->rt.cgroup = NULL;
+	m->kill_reason = m->last_warning = NULL;
 	sbx_trace_free(&m->trace);
 	m->has_trace = 0;
 	m->has_rt = 0;
 	m->rt.pid = m->rt.start_ticks = SBX_UNSET_INT;
 	m->rt.uid_base = m->rt.gid_base = m->rt.id_count = SBX_UNSET_INT;
+	m->rt.watchdog_pid = m->rt.watchdog_start_ticks = SBX_UNSET_INT;
 	m->rt.rootless = 0;
 }
 

@@ -66,6 +66,7 @@ struct sbx_runtime {
 	long long pid, start_ticks;   /* the init process, and its start time */
 	long long uid_base, gid_base, id_count;
 	char *cgroup;                 /* cgroup path below the driver's parent */
+	long long watchdog_pid, watchdog_start_ticks;
 	int rootless;
 };
 
@@ -88,6 +89,7 @@ struct sbx_manifest {
 	char *workdir;
 	/* State-document keys: ignored on provision, kept by the state store. */
 	char *status, *created_at, *expires_at;
+	char *kill_reason, *last_warning;   /* set by the watchdog */
 	struct sbx_trace trace;
 	int has_trace;
 	struct sbx_runtime rt;

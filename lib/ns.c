@@ -415,6 +415,10 @@ ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 	 * and the network namespace; the cgroup kill catches anything in between. */
 	if (ns_alive(m))
 		kill((pid_t)m->rt.pid, SIGKILL);
+	/* The sandbox's watchdog goes with it (unless it is the one destroying). */
+	if (m->rt.watchdog_pid > 0 && m->rt.watchdog_pid != getpid() &&
+	    sbx_proc_alive((pid_t)m->rt.watchdog_pid, (unsigned long long)m->rt.watchdog_start_ticks))
+		kill((pid_t)m->rt.watchdog_pid, SIGKILL);
 	switch (cgroup_of(m, &h, &cg, e)) {
 	case -1:
 		r = -1;
@@ -698,7 +702,8 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	struct rusage ru = { 0 };
 	int nsfd[NS_N], cgfds[SBX_CG_NCTRL], errp[2] = { -1, -1 }, sp[2] = { -1, -1 };
 	int have_cg, status = 0, master = -1, stdin_open = 1, i, r = -1, pidfd = -1;
-	int timed_out = 0, killed_term = 0, selfpid = -1, runcg_live = 0;
+	int timed_out = 0, killed_term = 0, selfpid = -1, runcg_live = 0, wall_clock = 0;
+	int expired = 0;
 	char name[64], stamp[32];
 	double t0, deadline = 0, term_at = 0;
 	pid_t pid;
@@ -798,6 +803,11 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	}
 	if (x->timeout_s > 0)
 		deadline = t0 + x->timeout_s;
+	/* No run outlives its sandbox: the lifetime bounds it even with no watchdog. */
+	if (x->lifetime_s > 0 && (deadline == 0 || t0 + x->lifetime_s < deadline)) {
+		deadline = t0 + x->lifetime_s;
+		wall_clock = 1;
+	}
 	for (;;) {
 		struct pollfd pf[3] = { { pidfd, POLLIN, 0 }, { master, POLLIN, 0 },
 			{ stdin_open && master != -1 ? 0 : -1, POLLIN, 0 } };
@@ -814,6 +824,14 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		if (deadline > 0) {
 			double left = (term_at > 0 ? term_at : deadline) - now_s();
 
+			if (left <= 0 && wall_clock) {
+				expired = 1;
+				if (have_cg)
+					sbx_cgroup_kill(&runcg, NULL);
+				kill(pid, SIGKILL);
+				deadline = 0;
+				continue;
+			}
 			if (left <= 0) {
 				if (x->kill_after_s > 0 && !killed_term) {
 					/* timeout(1): TERM first, KILL after the grace period. */
@@ -876,7 +894,10 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			res->trace.signal = WTERMSIG(status);
 		}
 	}
-	if (timed_out) {
+	if (expired) {
+		res->status = 128 + SIGKILL;
+		res->trace.kill_reason = strdup("wall-clock");
+	} else if (timed_out) {
 		res->status = SBX_EX_TIMEOUT;
 		res->trace.timed_out = 1;
 		res->trace.kill_reason = strdup("timeout");
@@ -896,7 +917,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			if (stats.oom_kills > 0 || (sbx_cgroup_stats(&sbcg, &after, NULL) == 0 &&
 			    after.oom_kills > before.oom_kills && res->trace.signal == SIGKILL)) {
 				res->trace.oom_killed = 1;
-				if (!timed_out) {
+				if (!timed_out && !expired) {
 					free(res->trace.kill_reason);
 					res->trace.kill_reason = strdup("memory");
 				}
@@ -934,11 +955,28 @@ out:
 	return r;
 }
 
+static int
+ns_freeze(const struct sbx_manifest *m, int frozen, struct sbx_err *e)
+{
+	struct sbx_cg_host h;
+	struct sbx_cgroup cg;
+
+	switch (cgroup_of(m, &h, &cg, e)) {
+	case -1:
+		return -1;
+	case 0:
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "pausing needs the sandbox's cgroup, and "
+		    "this sandbox has none (rootless, no delegated cgroup)");
+	}
+	return sbx_cgroup_freeze(&cg, frozen, e);
+}
+
 const struct sbx_driver sbx_driver_namespace = {
 	.name = "namespace",
 	.check = ns_check,
 	.create = ns_create,
 	.exec = ns_exec,
 	.alive = ns_alive,
+	.freeze = ns_freeze,
 	.destroy = ns_destroy,
 };

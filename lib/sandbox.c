@@ -15,6 +15,7 @@
 #include "id.h"
 #include "sandbox.h"
 #include "util.h"
+#include "watchdog.h"
 
 static int
 set_time(char **field, time_t t)
@@ -27,9 +28,10 @@ set_time(char **field, time_t t)
 }
 
 int
-sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int dry_run,
+sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
     int *existed, struct sbx_err *e)
 {
+	int dry_run = flags & SBX_PROV_DRY_RUN;
 	const struct sbx_driver *drv;
 	char id[SBX_ID_MAX + 1];
 	time_t now = time(NULL);
@@ -77,6 +79,13 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int dry
 		goto fail;
 	if (drv->create(s, m, e) == -1)
 		goto fail;
+	/* The watchdog only reads the state, so it may start before it is saved. */
+	if (!(flags & SBX_PROV_NO_WATCHDOG) && sbx_watchdog_spawn(s, m, e) == -1) {
+		struct sbx_err ignored;
+
+		drv->destroy(s, m, &ignored);
+		goto fail;
+	}
 	if (sbx_state_transition(m, "ready", e) == -1 || sbx_state_save(s, m, e) == -1) {
 		struct sbx_err ignored;
 
@@ -150,14 +159,17 @@ sbx_sandbox_view(const struct sbx_store *s, const char *id, struct sbx_manifest 
 	return 0;
 }
 
+static int run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest *mp,
+    const struct sbx_driver *drv, const struct sbx_exec *x, struct sbx_exec_result *res,
+    int lock, struct sbx_err *e);
+
 int
 sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e)
 {
 	const struct sbx_driver *drv;
 	struct sbx_manifest m;
-	char marker[1200], dir[1200], detail[128];
-	int lock, r, fd;
+	int lock, r;
 
 	res->status = SBX_EX_RUNFAIL;
 	sbx_trace_init(&res->trace);
@@ -178,6 +190,32 @@ sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec
 	}
 	if ((drv = sbx_driver_for(&m, e)) == NULL)
 		goto out;
+	{
+		struct sbx_exec bounded = *x;
+		time_t until;
+
+		if (m.expires_at && sbx_time_parse(m.expires_at, &until) == 0)
+			bounded.lifetime_s = difftime(until, time(NULL));
+		r = run_locked(s, id, &m, drv, &bounded, res, lock, e);
+	}
+	sbx_manifest_free(&m);
+	return r;
+out:
+	sbx_manifest_free(&m);
+	if (lock != -1)
+		close(lock);
+	return -1;
+}
+
+/* The part of a run after its checks; lock is the shared lock taken by the caller. */
+static int
+run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest *mp,
+    const struct sbx_driver *drv, const struct sbx_exec *x, struct sbx_exec_result *res,
+    int lock, struct sbx_err *e)
+{
+	char marker[1200], dir[1200], detail[128];
+	int r, fd;
+
 	sbx_store_path(s, id, "runs", dir, sizeof dir, NULL);
 	mkdir(dir, 0700);
 	snprintf(marker, sizeof marker, "%s/%ld", dir, (long)getpid());
@@ -187,7 +225,7 @@ sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec
 	close(lock);
 	lock = -1;
 	sbx_audit(s, id, "run-start", "ok", x->argv[0], NULL);
-	r = drv->exec(s, &m, x, res, e);
+	r = drv->exec(s, mp, x, res, e);
 	unlink(marker);
 	snprintf(detail, sizeof detail, "exit %d", res->status);
 	sbx_audit(s, id, "run-end", r == 0 ? "ok" : "error", r == 0 ? detail : e->msg, NULL);
@@ -205,15 +243,104 @@ sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec
 			sbx_manifest_free(&cur);
 		}
 	}
-	sbx_manifest_free(&m);
 	if (lock != -1)
 		close(lock);
 	return r;
+}
+
+int
+sbx_sandbox_pause(const struct sbx_store *s, const char *id, int pause, struct sbx_err *e)
+{
+	const struct sbx_driver *drv;
+	struct sbx_manifest m;
+	int lock, r = -1;
+
+	if ((lock = sbx_store_lock(s, id, 1, 1, e)) == -1)
+		return -1;
+	if (sbx_sandbox_view(s, id, &m, e) == -1) {
+		close(lock);
+		return -1;
+	}
+	/* The view says executing while runs go on; the stored state says ready. */
+	if (pause && m.status && strcmp(m.status, "executing") == 0) {
+		free(m.status);
+		m.status = strdup("ready");
+	}
+	if ((drv = sbx_driver_for(&m, e)) == NULL ||
+	    sbx_state_transition(&m, pause ? "paused" : "ready", e) == -1 ||
+	    drv->freeze(&m, pause, e) == -1)
+		goto out;
+	if (sbx_state_save(s, &m, e) == -1) {
+		struct sbx_err ignored;
+
+		drv->freeze(&m, !pause, &ignored);
+		goto out;
+	}
+	r = 0;
+out:
+	sbx_audit(s, id, pause ? "pause" : "resume", r == 0 ? "ok" : "error", r == 0 ? NULL : e->msg,
+	    NULL);
+	sbx_manifest_free(&m);
+	close(lock);
+	return r;
+}
+
+int
+sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *reason,
+    struct sbx_err *e)
+{
+	const struct sbx_driver *drv;
+	struct sbx_manifest m;
+	int lock, r = -1;
+	char *why;
+
+	if ((lock = sbx_store_lock(s, id, 1, 1, e)) == -1)
+		return -1;
+	if (sbx_state_load(s, id, &m, e) == -1) {
+		close(lock);
+		return -1;
+	}
+	if (m.status && strcmp(m.status, "terminated") == 0) {
+		r = 0;    /* someone was first */
+		goto out;
+	}
+	if ((drv = sbx_driver_for(&m, e)) == NULL || sbx_state_transition(&m, "cleanup", e) == -1)
+		goto out;
+	if (drv->destroy(s, &m, e) == -1)
+		goto out;
+	if ((why = strdup(reason)) == NULL) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	free(m.kill_reason);
+	m.kill_reason = why;
+	if (sbx_state_transition(&m, "terminated", e) == -1 || sbx_state_save(s, &m, e) == -1)
+		goto out;
+	r = 0;
+	sbx_audit(s, id, "kill", "ok", reason, NULL);
 out:
 	sbx_manifest_free(&m);
-	if (lock != -1)
-		close(lock);
-	return -1;
+	close(lock);
+	return r;
+}
+
+int
+sbx_sandbox_note(const struct sbx_store *s, const char *id, const char *warning,
+    struct sbx_err *e)
+{
+	struct sbx_manifest m;
+	int lock, r = -1;
+
+	if ((lock = sbx_store_lock(s, id, 1, 1, e)) == -1)
+		return -1;
+	if (sbx_state_load(s, id, &m, e) == 0) {
+		free(m.last_warning);
+		if ((m.last_warning = strdup(warning)) != NULL)
+			r = sbx_state_save(s, &m, e);
+		sbx_manifest_free(&m);
+	}
+	close(lock);
+	return r;
 }
 
 int

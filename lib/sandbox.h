@@ -18,11 +18,22 @@
  * sandbox_id that exists, nothing is created and m becomes that sandbox's
  * state (*existed = 1). With dry_run, only defaults and checks are applied.
  */
-int sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int dry_run,
+enum { SBX_PROV_DRY_RUN = 1, SBX_PROV_NO_WATCHDOG = 2 };
+int sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
     int *existed, struct sbx_err *e);
 /* Run a command in sandbox id; the trace is saved as the sandbox's last. */
 int sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e);
+/* Freeze every process of the sandbox (status paused), or thaw it (ready). A
+ * paused sandbox's lifetime keeps running. */
+int sbx_sandbox_pause(const struct sbx_store *s, const char *id, int pause, struct sbx_err *e);
+/* End a sandbox's life for `reason` (wall-clock, manual...): kill everything and
+ * remove its kernel objects, keep its state as terminated with the reason. */
+int sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *reason,
+    struct sbx_err *e);
+/* Record the watchdog's last warning in the state. */
+int sbx_sandbox_note(const struct sbx_store *s, const char *id, const char *warning,
+    struct sbx_err *e);
 /* Kill everything, remove kernel objects and state. A missing sandbox is exit 66. */
 int sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /* The state document as ls and inspect show it: status reflects the kernel

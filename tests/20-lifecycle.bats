@@ -73,6 +73,11 @@ load helpers
 	provision "$MANIFESTS/minimal.yaml"
 	pid=$(state "$ID" pid)
 	kill -9 "$pid"
+	# SIGKILL is delivered asynchronously: give the kernel a moment
+	for i in $(seq 50); do
+		sbx-inspect "$ID" | grep -q 'status: "terminated"' && break
+		sleep 0.1
+	done
 	run -0 sbx-inspect "$ID"
 	[[ $output == *'status: "terminated"'* ]]
 	run -125 sbx-run "$ID" -- true
@@ -115,7 +120,7 @@ load helpers
 
 @test "every program answers -h and -V" {
 	local p
-	for p in sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc; do
+	for p in sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause; do
 		run -0 "$p" -h
 		[[ $output == usage:* ]]
 		run -0 "$p" --version

@@ -83,7 +83,7 @@ load helpers
 
 @test "an expired sandbox refuses runs even with no watchdog" {
 	printf 'resource_allocation: {max_wall_clock_s: 1, pids: 16}\n' > "$WORK/m.yaml"
-	provision "$WORK/m.yaml"
+	provision --no-watchdog "$WORK/m.yaml"
 	sleep 1.2
 	run -125 sbx-run "$ID" -- true
 	[[ $output == *"expired"* ]]

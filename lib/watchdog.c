@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/* The watchdog: lifetimes enforced from outside, memory warnings as audit events. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "cgroup.h"
+#include "id.h"
+#include "sandbox.h"
+#include "util.h"
+#include "watchdog.h"
+
+struct target {
+	char id[SBX_ID_MAX + 1];
+	ino_t ino;               /* of state.yaml when last read: each atomic write is a */
+	struct timespec mtime;   /* new inode, even within one coarse timestamp tick */
+	double deadline;         /* CLOCK_REALTIME seconds */
+	long long limit;         /* memory hard limit in bytes, 0: none */
+	int memfd;
+	int level;               /* warnings given: 0, 80 or 95 */
+	int done;
+};
+
+static double
+now_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* (Re)read what the watchdog needs from the state, when it changed. */
+static int
+refresh(const struct sbx_store *s, struct target *t)
+{
+	struct sbx_manifest m;
+	struct sbx_cg_host h;
+	struct sbx_cgroup cg;
+	struct sbx_err e;
+	struct stat st;
+	char p[1200];
+	time_t until;
+
+	if (sbx_store_path(s, t->id, "state.yaml", p, sizeof p, NULL) == -1 || stat(p, &st) == -1) {
+		t->done = 1;     /* destroyed */
+		return 0;
+	}
+	if (st.st_ino == t->ino && st.st_mtim.tv_sec == t->mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == t->mtime.tv_nsec)
+		return 0;
+	t->ino = st.st_ino;
+	t->mtime = st.st_mtim;
+	if (sbx_state_load(s, t->id, &m, &e) == -1)
+		return 0;   /* mid-write by another tool: next time */
+	if (m.status && (strcmp(m.status, "terminated") == 0 || strcmp(m.status, "cleanup") == 0))
+		t->done = 1;
+	t->deadline = m.expires_at && sbx_time_parse(m.expires_at, &until) == 0 ? (double)until :
+	    INFINITY;
+	t->limit = m.res.memory_mb != SBX_UNSET_INT ? m.res.memory_mb << 20 : 0;
+	if (t->limit && t->memfd == -1 && m.rt.cgroup && sbx_cgroup_host(&h, NULL) == 0 &&
+	    sbx_cgroup_from_spec(&h, m.rt.cgroup, &cg, NULL) == 0)
+		t->memfd = sbx_cgroup_memory_fd(&cg);
+	sbx_manifest_free(&m);
+	return 0;
+}
+
+static void
+check_memory(const struct sbx_store *s, struct target *t)
+{
+	long long used;
+	int pct, level;
+	char msg[160];
+
+	if (t->memfd == -1 || t->limit == 0 || (used = sbx_cgroup_memory_now(t->memfd)) < 0)
+		return;
+	pct = (int)(used * 100 / t->limit);
+	level = pct >= 95 ? 95 : pct >= 80 ? 80 : 0;
+	if (level > t->level) {
+		snprintf(msg, sizeof msg, "memory at %d%% of the hard limit (%lld of %lld MiB)", level,
+		    used >> 20, t->limit >> 20);
+		sbx_audit(s, t->id, "memory-warning", level >= 95 ? "throttle" : "soft", msg, NULL);
+		sbx_sandbox_note(s, t->id, msg, NULL);
+	}
+	/* Fall well below before warning again, so a sandbox at the line is not noisy. */
+	if (level > t->level || pct < t->level - 10)
+		t->level = level;
+}
+
+static void
+drop(struct target *t)
+{
+	if (t->memfd != -1)
+		close(t->memfd);
+	t->memfd = -1;
+	t->done = 1;
+}
+
+/* One look at a target; returns when it next needs one (seconds from now). */
+static double
+tend(const struct sbx_store *s, struct target *t, double poll)
+{
+	struct sbx_err e;
+	double now;
+
+	refresh(s, t);
+	if (t->done)
+		return INFINITY;
+	now = now_real();
+	if (now >= t->deadline) {
+		if (sbx_sandbox_expire(s, t->id, "wall-clock", &e) == -1 && e.code != SBX_EX_NOINPUT)
+			sbx_audit(s, t->id, "kill", "error", e.msg, NULL);
+		drop(t);
+		return INFINITY;
+	}
+	check_memory(s, t);
+	return t->limit && t->memfd != -1 ? fmin(poll, t->deadline - now) : t->deadline - now;
+}
+
+static void
+nap(double s)
+{
+	struct timespec ts;
+
+	if (!(s > 0))
+		return;
+	if (s > 3600)
+		s = 3600;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+}
+
+static int
+watch_one(const struct sbx_store *s, const char *id, double poll)
+{
+	struct target t = { .memfd = -1 };
+
+	snprintf(t.id, sizeof t.id, "%s", id);
+	while (!t.done)
+		nap(tend(s, &t, poll));
+	drop(&t);
+	return 0;
+}
+
+static int
+watch_all(const struct sbx_store *s, int once, double poll, struct sbx_err *e)
+{
+	struct target *ts = NULL, *nt;
+	size_t nts = 0, i, j, n;
+	char **ids;
+	double next, rescan = 0;
+
+	for (;;) {
+		if (now_real() >= rescan) {
+			/* New sandboxes join, removed ones leave. */
+			if (sbx_store_list(s, &ids, &n, e) == -1)
+				return -1;
+			for (i = 0; i < n; i++) {
+				for (j = 0; j < nts && strcmp(ts[j].id, ids[i]) != 0; j++)
+					;
+				if (j == nts && (nt = realloc(ts, (nts + 1) * sizeof *ts)) != NULL) {
+					ts = nt;
+					memset(&ts[nts], 0, sizeof ts[nts]);
+					ts[nts].memfd = -1;
+					snprintf(ts[nts].id, sizeof ts[nts].id, "%s", ids[i]);
+					nts++;
+				}
+				free(ids[i]);
+			}
+			free(ids);
+			rescan = now_real() + 1;
+		}
+		next = once ? 0 : 1;
+		for (i = 0; i < nts; i++)
+			if (!ts[i].done)
+				next = fmin(next, tend(s, &ts[i], poll));
+		for (i = j = 0; i < nts; i++)
+			if (!ts[i].done)
+				ts[j++] = ts[i];
+			else
+				drop(&ts[i]);
+		nts = j;
+		if (once)
+			break;
+		nap(next);
+	}
+	for (i = 0; i < nts; i++)
+		drop(&ts[i]);
+	free(ts);
+	return 0;
+}
+
+int
+sbx_watchdog(const struct sbx_store *s, const struct sbx_wd_opts *o, struct sbx_err *e)
+{
+	double poll = o->poll_s > 0 ? o->poll_s : 0.1;
+
+	if (o->id != NULL) {
+		if (sbx_id_check(o->id, e) == -1)
+			return -1;
+		if (!sbx_store_exists(s, o->id))
+			return sbx_err_set(e, SBX_EX_NOINPUT, "no such sandbox");
+		if (o->once) {
+			struct target t = { .memfd = -1 };
+
+			snprintf(t.id, sizeof t.id, "%s", o->id);
+			tend(s, &t, poll);
+			drop(&t);
+			return 0;
+		}
+		return watch_one(s, o->id, poll);
+	}
+	return watch_all(s, o->once, poll, e);
+}
+
+int
+sbx_watchdog_spawn(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
+{
+	struct sbx_cg_host h;
+	struct sbx_cgroup cg;
+	pid_t pid;
+	int fd;
+
+	if ((pid = fork()) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "start the watchdog");
+	if (pid == 0) {
+		/* Detached: its own session, no stdio of the caller, none of its fds (the
+		 * sandbox's lock among them), a cgroup of its own (not the sandbox's). */
+		setsid();
+		if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		syscall(SYS_close_range, 3, ~0U, 0);
+		if (!s->rootless && sbx_cgroup_host(&h, NULL) == 0 &&
+		    sbx_cgroup_create(&h, s->group, "@watchdog", &cg, NULL) == 0)
+			sbx_cgroup_enter(&cg, 0, NULL);
+		prctl(PR_SET_NAME, "sbx-watchdog", 0, 0, 0);
+		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+		_exit(watch_one(s, m->sandbox_id, 0.1) == 0 ? 0 : 1);
+	}
+	m->rt.watchdog_pid = pid;
+	m->rt.watchdog_start_ticks = (long long)sbx_proc_starttime(pid);
+	return 0;
+}

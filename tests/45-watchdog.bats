@@ -1,0 +1,129 @@
+#!/usr/bin/env bats
+# The watchdog: lifetimes enforced from outside, memory warnings, pause/resume.
+load helpers
+
+# wait_gone PID SECONDS: wait until the process is gone (or a zombie); prints ms taken
+wait_gone() {
+	local start=$(date +%s%N) st
+	while :; do
+		st=$(ps -o stat= -p "$1" 2>/dev/null)
+		[ -z "$st" ] || [[ $st == Z* ]] && break
+		[ $(( ($(date +%s%N) - start) / 1000000 )) -lt $(( $2 * 1000 )) ] || return 1
+		sleep 0.02
+	done
+	echo $(( ($(date +%s%N) - start) / 1000000 ))
+}
+
+@test "max_wall_clock_s 2: a sandbox running sleep 100 is gone within 2.5 s, reason wall-clock" {
+	printf 'resource_allocation: {max_wall_clock_s: 2, pids: 32, memory_mb: 128}\n' > "$WORK/m.yaml"
+	start=$(date +%s%N)
+	provision "$WORK/m.yaml"
+	pid=$(state "$ID" pid)
+	spec=$(state "$ID" cgroup)
+	sbx-run "$ID" -- sleep 100 > /dev/null 2>&1 &
+	TEST_PIDS+=($!)
+	run -0 wait_gone "$pid" 4
+	total=$(( ($(date +%s%N) - start) / 1000000 ))
+	echo "gone after ${total} ms"
+	# expires_at has whole seconds: the deadline is at most 2 s after provisioning
+	[ "$total" -lt 2500 ]
+	run -0 sbx-inspect "$ID"
+	[[ $output == *'status: "terminated"'* ]]
+	[[ $output == *'kill_reason: "wall-clock"'* ]]
+	grep -q '"event":"kill".*"detail":"wall-clock"' "$SBX_ROOT/audit.log"
+	# nothing of it stays in the kernel
+	local c
+	for c in $(echo "${spec#1:}" | tr ',' ' '); do
+		[ ! -d "/sys/fs/cgroup/${c%%=*}${c#*=}" ]
+	done
+}
+
+@test "with its watchdog SIGKILLed, the deadline still holds: the run is bounded, later runs refused" {
+	printf 'resource_allocation: {max_wall_clock_s: 2, pids: 32}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	wd=$(state "$ID" watchdog_pid)
+	[ -n "$wd" ] && kill -0 "$wd"
+	kill -9 "$wd"
+	run -137 sbx-run --trace "$WORK/t.yaml" "$ID" -- sleep 100
+	grep -q 'kill_reason: "wall-clock"' "$WORK/t.yaml"
+	run -125 sbx-run "$ID" -- true
+	# and the next sweep, or a --once watchdog, reaps it
+	run -0 sbx-watchdog --once --all
+	run -0 sbx-inspect "$ID"
+	[[ $output == *'kill_reason: "wall-clock"'* ]]
+}
+
+@test "sbx-watchdog --all supervises sandboxes provisioned without their own" {
+	printf 'resource_allocation: {max_wall_clock_s: 1, pids: 32}\n' > "$WORK/m.yaml"
+	provision --no-watchdog "$WORK/m.yaml"
+	a=$ID
+	provision --no-watchdog "$WORK/m.yaml"
+	b=$ID
+	[ -z "$(state "$a" watchdog_pid)" ]
+	sbx-watchdog --all &
+	TEST_PIDS+=($!)
+	run -0 wait_gone "$(state "$a" pid)" 4
+	run -0 wait_gone "$(state "$b" pid)" 4
+	[[ $(sbx-inspect "$a") == *'kill_reason: "wall-clock"'* ]]
+	[[ $(sbx-inspect "$b") == *'kill_reason: "wall-clock"'* ]]
+}
+
+@test "the watchdog is invisible and unreachable from inside" {
+	provision "$MANIFESTS/minimal.yaml"
+	assert_confined "$ID"
+	wd=$(state "$ID" watchdog_pid)
+	run -0 sbx-run "$ID" -- sh -c "ps -e -o comm; kill -9 $wd 2>&1; echo rc=\$?"
+	[[ $output != *"sbx-watchdog"* ]]
+	[[ $output == *"rc=1"* || $output == *"No such process"* ]]
+	kill -0 "$wd"
+}
+
+@test "memory warnings at 80% then 95% reach the audit log before the OOM kill" {
+	printf 'resource_allocation: {memory_mb: 200, pids: 32}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	run -137 sbx-run --trace "$WORK/t.yaml" "$ID" -- python3 -c '
+import time
+x = []
+while True:
+    x.append(bytearray(4 << 20)); x[-1][::4096] = b"\1" * 1024
+    time.sleep(0.05)'
+	grep -q 'oom_killed: true' "$WORK/t.yaml"
+	grep '"event":"memory-warning"' "$SBX_ROOT/audit.log"
+	w80=$(grep -n '"event":"memory-warning".*at 80%' "$SBX_ROOT/audit.log" | head -1 | cut -d: -f1)
+	w95=$(grep -n '"event":"memory-warning".*at 95%' "$SBX_ROOT/audit.log" | head -1 | cut -d: -f1)
+	end=$(grep -n '"event":"run-end"' "$SBX_ROOT/audit.log" | tail -1 | cut -d: -f1)
+	[ -n "$w80" ] && [ -n "$w95" ] && [ "$w80" -lt "$w95" ] && [ "$w95" -lt "$end" ]
+	[[ $(sbx-inspect "$ID") == *"last_warning:"*"95%"* ]]
+}
+
+@test "pause stops a CPU-bound loop's CPU time from growing; resume continues it" {
+	printf 'resource_allocation: {pids: 32}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	sbx-run "$ID" -- sh -c 'while :; do :; done' > /dev/null 2>&1 &
+	TEST_PIDS+=($!)
+	sleep 0.5
+	spec=$(state "$ID" cgroup)
+	acct=/sys/fs/cgroup/cpuacct$(echo "${spec#1:}" | tr ',' '\n' | sed -n 's/^cpuacct=//p')/cpuacct.usage
+	[ -f "$acct" ]
+	run -0 sbx-pause "$ID"
+	[[ $(sbx-inspect "$ID") == *'status: "paused"'* ]]
+	run -125 sbx-run "$ID" -- true
+	a=$(cat "$acct"); sleep 1; b=$(cat "$acct")
+	echo "paused: $a -> $b"
+	[ $((b - a)) -lt 20000000 ]
+	run -0 sbx-pause --resume "$ID"
+	[[ $(sbx-inspect "$ID") == *'status: "executing"'* ]]
+	a=$(cat "$acct"); sleep 1; b=$(cat "$acct")
+	echo "resumed: $a -> $b"
+	[ $((b - a)) -gt 500000000 ]
+	run -0 sbx-run "$ID" -- true
+}
+
+@test "pause of a paused sandbox, resume of a ready one: illegal transitions are refused" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -65 sbx-pause --resume "$ID"
+	run -0 sbx-pause "$ID"
+	run -65 sbx-pause "$ID"
+	run -0 sbx-gc "$ID"
+}
