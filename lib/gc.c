@@ -10,6 +10,7 @@
 #include "gc.h"
 #include "id.h"
 #include "manifest.h"
+#include "quota.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -75,8 +76,13 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 				continue;
 			report(ctx, "state", de->d_name);
 			snprintf(t, sizeof t, "%s/%s", p, de->d_name);
-			if (!dry_run)
+			if (!dry_run) {
+				char layer[1600];
+
+				snprintf(layer, sizeof layer, "%s/layer", t);
+				sbx_quota_remove(layer, NULL);
 				sbx_rm_rf(t, NULL);
+			}
 		}
 		closedir(d);
 	}

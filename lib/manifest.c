@@ -259,6 +259,7 @@ static const struct field trace_fields[] = {
 	{ "signal", F_INT, T(signal), 1, 64, NULL, NULL, NULL, 0, 1 },
 	{ "oom_killed", F_BOOL, T(oom_killed), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "pids_limit_hits", F_INT, T(pids_limit_hits), 0, 9e18, NULL, NULL, NULL, 0, 0 },
+	{ "disk_used_mb", F_NUM, T(disk_used_mb), 0, 1e12, NULL, NULL, NULL, 0, 0 },
 	{ "timed_out", F_BOOL, T(timed_out), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "kill_reason", F_STR, T(kill_reason), 0, 0, reasons, NULL, NULL, 0, 1 },
 	END
@@ -666,6 +667,7 @@ sbx_trace_init(struct sbx_trace *t)
 	memset(t, 0, sizeof *t);
 	t->exit_code = SBX_UNSET_INT;
 	t->signal = SBX_UNSET_INT;
+	t->disk_used_mb = NAN;
 }
 
 void

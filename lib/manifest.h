@@ -57,6 +57,7 @@ struct sbx_trace {
 	double elapsed_s, cpu_seconds_used, peak_memory_mb, disk_written_mb;
 	long long exit_code, signal;  /* signal: SBX_UNSET_INT is null */
 	long long pids_limit_hits;    /* forks refused by the pids limit */
+	double disk_used_mb;          /* the writable layer's use under disk_mb (NAN: none) */
 	int oom_killed, timed_out;
 	char *kill_reason;            /* NULL is null */
 };

@@ -31,6 +31,7 @@
 #include "driver.h"
 #include "landlock.h"
 #include "pty.h"
+#include "quota.h"
 #include "rootfs.h"
 #include "seccomp_profile.h"
 #include "util.h"
@@ -62,10 +63,9 @@ ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy %s: this build enforces "
 		    "only deny-all; refusing to provision with a different network",
 		    m->network_policy);
-	if (m->res.disk_mb != SBX_UNSET_INT)
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "resource_allocation.disk_mb: this build "
-		    "cannot enforce a disk quota on the writable layer yet; remove the key or "
-		    "wait for quota support");
+	if (m->res.disk_mb != SBX_UNSET_INT && s->rootless)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "resource_allocation.disk_mb: the disk "
+		    "quota needs root (a loop-mounted filesystem for the writable layer)");
 	if (m->security.landlock == 1 && sbx_landlock_abi() < 1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock: the kernel has no "
 		    "Landlock (set landlock: false to run without it)");
@@ -432,6 +432,14 @@ ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 		usleep(1000);
 	if (ns_alive(m))
 		return sbx_err_set(e, SBX_EX_OSERR, "init %lld survived SIGKILL", m->rt.pid);
+	/* A disk quota's filesystem: its loop device clears itself once unmounted. */
+	{
+		char layer[1200];
+
+		if (sbx_store_path(s, m->sandbox_id, "layer", layer, sizeof layer, e) == -1 ||
+		    sbx_quota_remove(layer, e) == -1)
+			r = -1;
+	}
 	return r;
 }
 
@@ -901,6 +909,14 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		res->status = SBX_EX_TIMEOUT;
 		res->trace.timed_out = 1;
 		res->trace.kill_reason = strdup("timeout");
+	}
+	{
+		char layer[1200];
+		double used;
+
+		if (sbx_store_path(s, m->sandbox_id, "layer", layer, sizeof layer, NULL) == 0 &&
+		    (used = sbx_quota_used_mb(layer)) >= 0)
+			res->trace.disk_used_mb = used;
 	}
 	/* A run ends with its command: what it left running goes too. */
 	if (have_cg) {

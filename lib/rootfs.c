@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "quota.h"
 #include "rootfs.h"
 #include "util.h"
 
@@ -172,7 +173,17 @@ sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_
 			return sbx_err_set(e, SBX_EX_DATAERR, "rootfs %s: not a directory", m->rootfs);
 	}
 	if (sbx_store_path(s, m->sandbox_id, "layer", p, sizeof p, e) == -1 ||
-	    mkdir_owned(p, 0700, uid, gid, e) == -1 ||
+	    mkdir_owned(p, 0700, uid, gid, e) == -1)
+		return -1;
+	if (m->res.disk_mb != SBX_UNSET_INT) {
+		char img[1200];
+
+		if (sbx_store_path(s, m->sandbox_id, "layer.img", img, sizeof img, e) == -1 ||
+		    sbx_quota_create(img, p, m->res.disk_mb, uid, gid, e) == -1 ||
+		    chmod(p, 0700) == -1)
+			return -1;
+	}
+	if (
 	    sbx_store_path(s, m->sandbox_id, "layer/upper", p, sizeof p, e) == -1 ||
 	    mkdir_owned(p, 0755, uid, gid, e) == -1 ||
 	    sbx_store_path(s, m->sandbox_id, "layer/work", p, sizeof p, e) == -1 ||

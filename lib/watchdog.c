@@ -124,7 +124,9 @@ tend(const struct sbx_store *s, struct target *t, double poll)
 		return INFINITY;
 	}
 	check_memory(s, t);
-	return t->limit && t->memfd != -1 ? fmin(poll, t->deadline - now) : t->deadline - now;
+	/* With a limit, sample (and, until the cgroup is known, keep re-reading the
+	 * state: provision records it after starting us). */
+	return t->limit ? fmin(poll, t->deadline - now) : t->deadline - now;
 }
 
 static void

@@ -86,7 +86,5 @@ PY
 	run -69 sbx-provision "$WORK/net.yaml"
 	printf 'isolation_level: auto\n' > "$WORK/auto.yaml"
 	run -69 sbx-provision "$WORK/auto.yaml"
-	printf 'resource_allocation: {disk_mb: 100}\n' > "$WORK/disk.yaml"
-	run -69 sbx-provision "$WORK/disk.yaml"
 	[ -z "$(sbx-ls -q)" ]
 }

@@ -56,6 +56,24 @@ while time.time() - t < 3: pass'
 	run -0 sbx-run "$ID" -- sh -c 'rm /scratch/fill && echo freed'
 }
 
+@test "disk_mb: writes past the quota fail with ENOSPC inside; deleting frees space" {
+	printf 'read_only_root: false\nresource_allocation: {disk_mb: 16, pids: 32}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	run -1 sbx-run "$ID" -- dd if=/dev/zero of=/root/fill bs=1M count=32
+	[[ $output == *"No space left on device"* ]]
+	run -0 sbx-run "$ID" -- rm /root/fill
+	run -0 sbx-run --trace "$WORK/t.yaml" "$ID" -- dd if=/dev/zero of=/root/ok bs=1M count=4
+	used=$(field "$WORK/t.yaml" disk_used_mb)
+	python3 -c "assert 4 <= $used < 6, $used"
+	# the quota's filesystem and loop device go with the sandbox
+	layer="$SBX_ROOT/sandboxes/$ID/layer"
+	dev=$(awk -v l="$layer" '$5 == l {print $NF}' /proc/self/mountinfo)
+	run -0 sbx-gc "$ID"
+	! grep -qF "$SBX_ROOT" /proc/self/mountinfo
+	[ -z "$dev" ] || ! losetup -a | grep -qF "$SBX_ROOT"
+}
+
 @test "the trace's CPU and memory figures match what the program did (within 20%)" {
 	printf 'resource_allocation: {memory_mb: 1024, pids: 32}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"

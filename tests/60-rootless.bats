@@ -70,6 +70,10 @@ teardown() {
 	fi
 	run -69 as_user sbx-provision "$RL/minimal.yaml"
 	[[ $output == *"cannot be enforced"* ]]
+	printf 'resource_allocation: {disk_mb: 16}\n' > "$RL/disk.yaml"
+	chown "$RL_UID" "$RL/disk.yaml"
+	run -69 as_user sbx-provision "$RL/disk.yaml"
+	[[ $output == *"disk_mb"* ]]
 	run -0 as_user sbx-ls -q
 	[ -z "$output" ]
 }
