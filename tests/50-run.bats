@@ -53,7 +53,7 @@ load helpers
 	start=$(date +%s%N)
 	run -124 sbx-run --timeout 1 --trace "$WORK/t.yaml" "$ID" -- sh -c 'sleep 10 & sleep 10'
 	ms=$(( ($(date +%s%N) - start) / 1000000 ))
-	[ "$ms" -lt 3000 ]
+	[ "$ms" -lt 1500 ]
 	grep -q 'timed_out: true' "$WORK/t.yaml"
 	grep -q 'kill_reason: "timeout"' "$WORK/t.yaml"
 	run -0 sbx-run "$ID" -- sh -c 'ps -e | grep -c sleep || true'
