@@ -18,11 +18,11 @@
 #include "watchdog.h"
 
 static int
-set_time(char **field, time_t t)
+set_time(char **field, double t)
 {
-	char buf[32];
+	char buf[40];
 
-	sbx_time_rfc3339(buf, sizeof buf, t);
+	sbx_time_rfc3339_ms(buf, sizeof buf, t);
 	free(*field);
 	return (*field = strdup(buf)) == NULL ? -1 : 0;
 }
@@ -34,7 +34,7 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 	int dry_run = flags & SBX_PROV_DRY_RUN;
 	const struct sbx_driver *drv;
 	char id[SBX_ID_MAX + 1];
-	time_t now = time(NULL);
+	double now = sbx_realtime();
 	int lock = -1, tries;
 
 	*existed = 0;
@@ -74,7 +74,7 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 			return sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a sandbox ID");
 	}
 	if (set_time(&m->created_at, now) == -1 ||
-	    set_time(&m->expires_at, now + (time_t)m->res.max_wall_clock_s) == -1 ||
+	    set_time(&m->expires_at, now + (double)m->res.max_wall_clock_s) == -1 ||
 	    sbx_state_transition(m, "provisioning", e) == -1 || sbx_state_save(s, m, e) == -1)
 		goto fail;
 	if (drv->create(s, m, e) == -1)
@@ -110,9 +110,9 @@ fail:
 static int
 expired(const struct sbx_manifest *m)
 {
-	time_t t;
+	double t;
 
-	return m->expires_at && sbx_time_parse(m->expires_at, &t) == 0 && time(NULL) >= t;
+	return m->expires_at && sbx_time_parse(m->expires_at, &t) == 0 && sbx_realtime() >= t;
 }
 
 /* Live runs leave a marker named for their PID, so status can say "executing". */
@@ -192,10 +192,10 @@ sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec
 		goto out;
 	{
 		struct sbx_exec bounded = *x;
-		time_t until;
+		double until;
 
 		if (m.expires_at && sbx_time_parse(m.expires_at, &until) == 0)
-			bounded.lifetime_s = difftime(until, time(NULL));
+			bounded.lifetime_s = until - sbx_realtime();
 		r = run_locked(s, id, &m, drv, &bounded, res, lock, e);
 	}
 	sbx_manifest_free(&m);

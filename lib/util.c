@@ -252,16 +252,46 @@ sbx_time_rfc3339(char *buf, size_t size, time_t t)
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+void
+sbx_time_rfc3339_ms(char *buf, size_t size, double t)
+{
+	time_t sec = (time_t)t;
+	struct tm tm;
+	char base[32];
+	int ms = (int)((t - (double)sec) * 1000);
+
+	gmtime_r(&sec, &tm);
+	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, size, "%s.%03dZ", base, ms < 0 ? 0 : ms > 999 ? 999 : ms);
+}
+
 int
-sbx_time_parse(const char *s, time_t *t)
+sbx_time_parse(const char *s, double *t)
 {
 	struct tm tm = { 0 };
-	const char *end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	double frac = 0;
+	char *fe;
 
-	if (end == NULL || *end != '\0')
+	if (end == NULL)
 		return -1;
-	*t = timegm(&tm);
+	if (*end == '.') {
+		frac = strtod(end, &fe);
+		end = fe;
+	}
+	if (end[0] != 'Z' || end[1] != '\0')
+		return -1;
+	*t = (double)timegm(&tm) + frac;
 	return 0;
+}
+
+double
+sbx_realtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 double

@@ -31,8 +31,12 @@ int sbx_rm_rf(const char *path, struct sbx_err *e);
 int sbx_write_all(int fd, const void *buf, size_t len);
 /* Current wall-clock time as RFC 3339 UTC ("2026-06-04T09:00:00Z"). */
 void sbx_time_rfc3339(char *buf, size_t size, time_t t);
-/* Parse RFC 3339 UTC as written by sbx_time_rfc3339. */
-int sbx_time_parse(const char *s, time_t *t);
+/* The same with milliseconds ("2026-06-04T09:00:00.250Z"), for deadlines. */
+void sbx_time_rfc3339_ms(char *buf, size_t size, double t);
+/* Parse RFC 3339 UTC as written by either, into seconds since the epoch. */
+int sbx_time_parse(const char *s, double *t);
+/* The wall clock in seconds since the epoch, with its fraction. */
+double sbx_realtime(void);
 double sbx_monotonic(void);
 /* Process start time (clock ticks since boot, /proc/PID/stat field 22); 0 if gone. */
 unsigned long long sbx_proc_starttime(pid_t pid);

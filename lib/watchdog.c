@@ -31,15 +31,6 @@ struct target {
 	int done;
 };
 
-static double
-now_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* (Re)read what the watchdog needs from the state, when it changed. */
 static int
 refresh(const struct sbx_store *s, struct target *t)
@@ -50,7 +41,7 @@ refresh(const struct sbx_store *s, struct target *t)
 	struct sbx_err e;
 	struct stat st;
 	char p[1200];
-	time_t until;
+	double until;
 
 	if (sbx_store_path(s, t->id, "state.yaml", p, sizeof p, NULL) == -1 || stat(p, &st) == -1) {
 		t->done = 1;     /* destroyed */
@@ -65,8 +56,7 @@ refresh(const struct sbx_store *s, struct target *t)
 		return 0;   /* mid-write by another tool: next time */
 	if (m.status && (strcmp(m.status, "terminated") == 0 || strcmp(m.status, "cleanup") == 0))
 		t->done = 1;
-	t->deadline = m.expires_at && sbx_time_parse(m.expires_at, &until) == 0 ? (double)until :
-	    INFINITY;
+	t->deadline = m.expires_at && sbx_time_parse(m.expires_at, &until) == 0 ? until : INFINITY;
 	t->limit = m.res.memory_mb != SBX_UNSET_INT ? m.res.memory_mb << 20 : 0;
 	if (t->limit && t->memfd == -1 && m.rt.cgroup && sbx_cgroup_host(&h, NULL) == 0 &&
 	    sbx_cgroup_from_spec(&h, m.rt.cgroup, &cg, NULL) == 0)
@@ -116,7 +106,7 @@ tend(const struct sbx_store *s, struct target *t, double poll)
 	refresh(s, t);
 	if (t->done)
 		return INFINITY;
-	now = now_real();
+	now = sbx_realtime();
 	if (now >= t->deadline) {
 		if (sbx_sandbox_expire(s, t->id, "wall-clock", &e) == -1 && e.code != SBX_EX_NOINPUT)
 			sbx_audit(s, t->id, "kill", "error", e.msg, NULL);
@@ -164,7 +154,7 @@ watch_all(const struct sbx_store *s, int once, double poll, struct sbx_err *e)
 	double next, rescan = 0;
 
 	for (;;) {
-		if (now_real() >= rescan) {
+		if (sbx_realtime() >= rescan) {
 			/* New sandboxes join, removed ones leave. */
 			if (sbx_store_list(s, &ids, &n, e) == -1)
 				return -1;
@@ -181,7 +171,7 @@ watch_all(const struct sbx_store *s, int once, double poll, struct sbx_err *e)
 				free(ids[i]);
 			}
 			free(ids);
-			rescan = now_real() + 1;
+			rescan = sbx_realtime() + 1;
 		}
 		next = once ? 0 : 1;
 		for (i = 0; i < nts; i++)

@@ -38,6 +38,25 @@ wait_gone() {
 	done
 }
 
+@test "a sandbox that forks as fast as it can while the deadline passes is still killed" {
+	printf 'resource_allocation: {max_wall_clock_s: 3, pids: 64, memory_mb: 256}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	# the bound: pids.max holds inside before anything forks freely
+	run sbx-run "$ID" -- sh -c 'for i in $(seq 100); do sleep 5 >/dev/null 2>&1 & done 2>&1 | grep -c fork'
+	[ "$output" -gt 0 ]
+	pid=$(state "$ID" pid)
+	spec=$(state "$ID" cgroup)
+	sbx-run "$ID" -- sh -c 'while :; do (:) & done' > /dev/null 2>&1 &
+	TEST_PIDS+=($!)
+	run -0 wait_gone "$pid" 4
+	[[ $(sbx-inspect "$ID") == *'kill_reason: "wall-clock"'* ]]
+	local c
+	for c in $(echo "${spec#1:}" | tr ',' ' '); do
+		[ ! -d "/sys/fs/cgroup/${c%%=*}${c#*=}" ]
+	done
+}
+
 @test "with its watchdog SIGKILLed, the deadline still holds: the run is bounded, later runs refused" {
 	printf 'resource_allocation: {max_wall_clock_s: 2, pids: 32}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"

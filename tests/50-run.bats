@@ -60,6 +60,19 @@ load helpers
 	[ "$output" = "0" ]
 }
 
+@test "--kill-after: SIGTERM at the timeout, SIGKILL after the grace period" {
+	provision "$MANIFESTS/minimal.yaml"
+	# a command that exits on SIGTERM is done at the timeout
+	start=$(date +%s%N)
+	run -124 sbx-run --timeout 1 --kill-after 5 "$ID" -- sleep 10
+	[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 2000 ]
+	# one that ignores it is killed after the grace period
+	start=$(date +%s%N)
+	run -124 sbx-run --timeout 1 --kill-after 1 "$ID" -- sh -c 'trap "" TERM; while :; do sleep 0.1; done'
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	[ "$ms" -ge 1900 ] && [ "$ms" -lt 3000 ]
+}
+
 @test "-t gives the command a terminal of the sandbox's own" {
 	provision "$MANIFESTS/minimal.yaml"
 	run -0 script -qec "sbx-run -t $ID -- sh -c 'tty; test -t 0 && echo interactive'" /dev/null

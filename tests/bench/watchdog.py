@@ -27,7 +27,9 @@ def kill_latency(n):
     fds = {}
     for sid in ids:
         pid = int(state(sid, "pid"))
-        deadline = calendar.timegm(time.strptime(state(sid, "expires_at"), "%Y-%m-%dT%H:%M:%SZ"))
+        exp = state(sid, "expires_at")
+        base, _, frac = exp.rstrip("Z").partition(".")
+        deadline = calendar.timegm(time.strptime(base, "%Y-%m-%dT%H:%M:%S")) + float("0." + (frac or "0"))
         fds[os.pidfd_open(pid)] = deadline
     p = select.poll()
     for fd in fds:
