@@ -507,7 +507,7 @@ sbx_cgroup_kill(const struct sbx_cgroup *cg, struct sbx_err *e)
 	char p[1200];
 	int i, frozen;
 
-	if (d[0] == '\0' || access(d, F_OK) == -1)
+	if (d[0] == '\0' || access(d, F_OK) == -1 || each_pid(d, NULL) == 0)
 		return 0;
 	if (cg->version == 2) {
 		snprintf(p, sizeof p, "%s/cgroup.kill", d);
@@ -663,12 +663,12 @@ rmdir_tree(const char *dir)
 	}
 	closedir(d);
 	/* A killed task may take a moment to leave its cgroup. */
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < 1000; i++) {
 		if (rmdir(dir) == 0 || errno == ENOENT)
 			return 0;
 		if (errno != EBUSY)
 			return -1;
-		nap(5);
+		nap(1);
 	}
 	return -1;
 }

@@ -238,7 +238,7 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
 			sbx_trace_free(&cur.trace);
 			cur.trace = res->trace;
 			cur.has_trace = 1;
-			sbx_state_save(s, &cur, &ignored);
+			sbx_state_save_nosync(s, &cur, &ignored);
 			sbx_trace_init(&cur.trace);
 			sbx_manifest_free(&cur);
 		}

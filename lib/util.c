@@ -102,8 +102,9 @@ sbx_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int
-sbx_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, struct sbx_err *e)
+static int
+write_atomic(const char *path, const void *buf, size_t len, mode_t mode, int durable,
+    struct sbx_err *e)
 {
 	char tmp[4096], dir[4096];
 	int fd, dfd;
@@ -112,7 +113,7 @@ sbx_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, str
 		return -1;
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)) == -1)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
-	if (sbx_write_all(fd, buf, len) == -1 || fsync(fd) == -1) {
+	if (sbx_write_all(fd, buf, len) == -1 || (durable && fsync(fd) == -1)) {
 		sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
 		close(fd);
 		unlink(tmp);
@@ -125,11 +126,24 @@ sbx_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, str
 		return -1;
 	}
 	snprintf(dir, sizeof dir, "%s", path);
-	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+	if (durable && (dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
 		fsync(dfd);
 		close(dfd);
 	}
 	return 0;
+}
+
+int
+sbx_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, struct sbx_err *e)
+{
+	return write_atomic(path, buf, len, mode, 1, e);
+}
+
+int
+sbx_write_atomic_nosync(const char *path, const void *buf, size_t len, mode_t mode,
+    struct sbx_err *e)
+{
+	return write_atomic(path, buf, len, mode, 0, e);
 }
 
 int

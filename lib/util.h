@@ -17,6 +17,9 @@ int sbx_read_file(const char *path, size_t max, char **buf, size_t *len, struct 
 int sbx_read_fd(int fd, size_t max, char **buf, size_t *len, const char *what, struct sbx_err *e);
 /* Write a file atomically: temp file in the same directory, fsync, rename, fsync dir. */
 int sbx_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, struct sbx_err *e);
+/* The same without the fsyncs: atomic, not durable (a crash may bring back the old file). */
+int sbx_write_atomic_nosync(const char *path, const void *buf, size_t len, mode_t mode,
+    struct sbx_err *e);
 /* Write a short string to an existing file (sysfs, procfs). Returns -1 with errno. */
 int sbx_write_str(const char *path, const char *s);
 int sbx_write_strat(int dirfd, const char *name, const char *s);

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Start-up side by side with the peers, in one run: hyperfine -N for single
+# commands, a timing loop for the composite ones. Medians and ratios only.
+# Appends its figures to the YAML results file given as $1.
+import concurrent.futures, json, os, shutil, statistics, subprocess, sys, tempfile, time
+
+RUNS = int(os.environ.get("SBX_BENCH_RUNS", "100"))
+root = os.environ["SBX_ROOT"]
+floor = os.environ["SBX_FLOOR"]
+minimal = "manifests/minimal.yaml"
+
+def sh(*a):
+    return subprocess.run(a, check=True, capture_output=True, text=True).stdout.strip()
+
+def runc_bundle():
+    b = tempfile.mkdtemp(dir=root)
+    os.mkdir(f"{b}/rootfs")
+    for d in ("proc", "dev", "tmp", "usr", "etc"):
+        os.mkdir(f"{b}/rootfs/{d}")
+    for l in ("bin", "sbin", "lib", "lib64"):
+        if os.path.islink(f"/{l}"):
+            os.symlink(os.readlink(f"/{l}"), f"{b}/rootfs/{l}")
+    subprocess.run(["runc", "spec", "--bundle", b], check=True)
+    with open(f"{b}/config.json") as f:
+        c = json.load(f)
+    c["process"]["args"] = ["/bin/true"]
+    c["process"]["terminal"] = False
+    c["root"]["readonly"] = True
+    c["mounts"].append({"destination": "/usr", "type": "bind", "source": "/usr",
+                        "options": ["rbind", "ro"]})
+    with open(f"{b}/config.json", "w") as f:
+        json.dump(c, f)
+    return b
+
+def hyperfine(cmds):
+    out = os.path.join(root, "hf.json")
+    subprocess.run(["hyperfine", "-N", "--warmup", "5", "--runs", str(RUNS), "--style", "none",
+                    "--export-json", out] + cmds, check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        return [r["times"] for r in json.load(f)["results"]]
+
+def loop(fn, n):
+    xs = []
+    for _ in range(n):
+        a = time.perf_counter(); fn(); xs.append(time.perf_counter() - a)
+    return xs
+
+def med(xs): return statistics.median(xs) * 1000
+def p90(xs): return sorted(xs)[int(0.9 * (len(xs) - 1))] * 1000
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else None
+    sid = sh("sbx-provision", minimal)
+    bundle = runc_bundle() if shutil.which("runc") else None
+    cmds = {
+        "floor (clone3 + exec)": floor,
+        "bwrap --unshare-all": "bwrap --ro-bind / / --unshare-all --die-with-parent /bin/true",
+        "unshare -Urmpfnui --mount-proc": "unshare -Urmpfnui --mount-proc true",
+        "sbx-run -m minimal.yaml (one-shot)": f"sbx-run -m {minimal} -- /bin/true",
+        "/bin/true": "/bin/true",
+        "sbx-run ID (exec into a sandbox)": f"sbx-run {sid} -- /bin/true",
+    }
+    if bundle:
+        cmds["runc run"] = f"runc run --bundle {bundle} sbx-bench-{os.getpid()}"
+    names = list(cmds)
+    times = dict(zip(names, hyperfine([cmds[n] for n in names])))
+    # provision + destroy, without a watchdog to match a one-shot peer
+    times["sbx provision + gc"] = loop(
+        lambda: subprocess.run(["sbx-gc", sh("sbx-provision", minimal)], check=True,
+                               stdout=subprocess.DEVNULL), max(20, RUNS // 4))
+    sh("sbx-gc", sid)
+    # 100 sandboxes provisioned in parallel
+    a = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(8) as ex:
+        ids = list(ex.map(lambda _: sh("sbx-provision", "--no-watchdog", minimal), range(100)))
+    par = 100 / (time.perf_counter() - a)
+    subprocess.run(["sbx-gc"] + ids, check=True, stdout=subprocess.DEVNULL)
+
+    ref = {"sbx-run -m minimal.yaml (one-shot)": "bwrap --unshare-all",
+           "sbx-run ID (exec into a sandbox)": "/bin/true",
+           "sbx provision + gc": "bwrap --unshare-all"}
+    goals = {"sbx-run -m minimal.yaml (one-shot)": "<= 1.0x bwrap, <= 1.6x floor",
+             "sbx-run ID (exec into a sandbox)": "<= 2.0x /bin/true",
+             "sbx provision + gc": "<= 1.5x bwrap"}
+    print(f"{'command':<38} {'median':>9} {'p90':>9}  {'ratio':>14}  goal")
+    rows = {}
+    for n, xs in times.items():
+        r = ref.get(n)
+        ratio = med(xs) / med(times[r]) if r else None
+        extra = ""
+        if n.startswith("sbx-run -m"):
+            extra = f", {med(xs) / med(times['floor (clone3 + exec)']):.1f}x floor"
+        rows[n] = (med(xs), p90(xs), ratio)
+        rs = f"{ratio:.1f}x {r.split()[0]}" if r else ""
+        print(f"{n:<38} {med(xs):8.2f}ms {p90(xs):8.2f}ms  {rs:>14}{extra}  {goals.get(n, '')}")
+    print(f"{'100 sandboxes provisioned in parallel':<38} {par:8.1f}/s")
+    if out:
+        with open(out, "a") as f:
+            f.write("startup:\n")
+            for n, (m, p, r) in rows.items():
+                f.write(f"  - {{command: {json.dumps(n)}, median_ms: {m:.3f}, p90_ms: {p:.3f}"
+                        + (f", ratio: {r:.3f}" if r else "") + "}\n")
+            f.write(f"  parallel_provision_per_s: {par:.1f}\n")
+
+main()
