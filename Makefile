@@ -68,8 +68,13 @@ demo: deps
 	@SBX_BIN=$(CURDIR)/$(B)/bin contrib/demo.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory all
-	@SBX_BIN=$(CURDIR)/$(B)/bin tests/bench/run
+	@contrib/install-deps.sh bench
+	@$(MAKE) --no-print-directory all $(B)/bench/floor
+	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_FLOOR=$(CURDIR)/$(B)/bench/floor tests/bench/run
+
+$(B)/bench/floor: tests/bench/floor.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o $@ $<
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \

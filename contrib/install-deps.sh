@@ -3,6 +3,8 @@
 # Install the Debian packages sbx builds and tests with, when any is missing.
 set -eu
 pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev scdoc bats iproute2 util-linux procps e2fsprogs python3"
+# `install-deps.sh bench`: what make bench compares against
+[ "${1:-}" = bench ] && pkgs="$pkgs bubblewrap hyperfine runc"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
