@@ -205,6 +205,24 @@ sbx_cgroup_create(const struct sbx_cg_host *h, const char *group, const char *na
 	return 0;
 }
 
+void
+sbx_cgroup_remove_group(const struct sbx_cg_host *h, const char *group)
+{
+	char dir[1200];
+	int i, tries;
+
+	for (i = 0; i < nctrl(h->version); i++) {
+		if (h->mnt[i][0] == '\0')
+			continue;
+		snprintf(dir, sizeof dir, "%s%s/sbx/%s/@watchdog", h->mnt[i], h->own[i], group);
+		/* A watchdog just killed may take a moment to leave. */
+		for (tries = 0; tries < 100 && rmdir(dir) == -1 && errno == EBUSY; tries++)
+			nap(1);
+		snprintf(dir, sizeof dir, "%s%s/sbx/%s", h->mnt[i], h->own[i], group);
+		rmdir(dir);
+	}
+}
+
 int
 sbx_cgroup_group_dir(const struct sbx_cg_host *h, const char *group, char *buf, size_t size)
 {

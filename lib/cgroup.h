@@ -47,6 +47,9 @@ int sbx_cgroup_host_parse(const char *mountinfo, const char *selfcg, const char 
 /* Create sbx/<group>/<name> below our cgroup (or $SBX_CGROUP_PARENT). */
 int sbx_cgroup_create(const struct sbx_cg_host *h, const char *group, const char *name,
     struct sbx_cgroup *cg, struct sbx_err *e);
+/* Remove a group that holds no sandbox any more (its @watchdog cgroup too, once
+ * empty); a busy group stays. */
+void sbx_cgroup_remove_group(const struct sbx_cg_host *h, const char *group);
 /* The directory holding a group's sandboxes, in the freezer (v1) or unified (v2) tree. */
 int sbx_cgroup_group_dir(const struct sbx_cg_host *h, const char *group, char *buf, size_t size);
 int sbx_cgroup_child(const struct sbx_cgroup *parent, const char *name, struct sbx_cgroup *cg,

@@ -45,13 +45,7 @@ orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_gc_report report, voi
 	}
 	closedir(d);
 	/* With no sandbox left, the state root's group goes too (busy ones stay). */
-	for (i = 0; i < (h.version == 2 ? 1 : SBX_CG_NCTRL); i++)
-		if (h.mnt[i][0]) {
-			snprintf(dir, sizeof dir, "%s%s/sbx/%s/@watchdog", h.mnt[i], h.own[i], s->group);
-			rmdir(dir);
-			snprintf(dir, sizeof dir, "%s%s/sbx/%s", h.mnt[i], h.own[i], s->group);
-			rmdir(dir);
-		}
+	sbx_cgroup_remove_group(&h, s->group);
 	return 0;
 }
 
