@@ -86,6 +86,17 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 		struct sbx_err one;
 
 		if (sbx_sandbox_view(s, ids[i], &m, &one) == 0) {
+			if (m.status && (strcmp(m.status, "provisioning") == 0 ||
+			    strcmp(m.status, "cleanup") == 0)) {
+				/* Mid-provision or mid-destroy: abandoned if no tool holds its lock. */
+				int lock = sbx_store_lock(s, ids[i], 1, 0, NULL);
+
+				if (lock != -1) {
+					close(lock);
+					free(m.status);
+					m.status = strdup("terminated");
+				}
+			}
 			if (m.status && strcmp(m.status, "terminated") == 0) {
 				report(ctx, "sandbox", ids[i]);
 				if (!dry_run && sbx_sandbox_destroy(s, ids[i], &one) == -1 && r == 0) {

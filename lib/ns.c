@@ -328,6 +328,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	} else if (wants_cgroup_limits(m) || !s->rootless) {
 		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
 	}
+	sbx_crash_point("create-cgroup");
 	if (have_cg) {
 		lim.cpu_cores = isnan(m->res.cpu_cores) ? 0 : m->res.cpu_cores;
 		if (m->res.memory_mb != SBX_UNSET_INT) {
@@ -361,6 +362,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	close(st[1]);
 	go[0] = st[1] = -1;
 	m->rt.pid = pid;
+	sbx_crash_point("create-cloned");
 	if (write_maps(pid, m, e) == -1 || (have_cg && sbx_cgroup_enter(&initcg, pid, e) == -1))
 		goto fail;
 	if (write(go[1], "g", 1) != 1) {

@@ -73,12 +73,15 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 		if (lock == -1 || (m->sandbox_id = strdup(id)) == NULL)
 			return sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a sandbox ID");
 	}
+	sbx_crash_point("provision-dir");
 	if (set_time(&m->created_at, now) == -1 ||
 	    set_time(&m->expires_at, now + (double)m->res.max_wall_clock_s) == -1 ||
 	    sbx_state_transition(m, "provisioning", e) == -1 || sbx_state_save(s, m, e) == -1)
 		goto fail;
+	sbx_crash_point("provision-state");
 	if (drv->create(s, m, e) == -1)
 		goto fail;
+	sbx_crash_point("provision-created");
 	/* The watchdog only reads the state, so it may start before it is saved. */
 	if (!(flags & SBX_PROV_NO_WATCHDOG) && sbx_watchdog_spawn(s, m, e) == -1) {
 		struct sbx_err ignored;
@@ -86,6 +89,7 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 		drv->destroy(s, m, &ignored);
 		goto fail;
 	}
+	sbx_crash_point("provision-watchdog");
 	if (sbx_state_transition(m, "ready", e) == -1 || sbx_state_save(s, m, e) == -1) {
 		struct sbx_err ignored;
 
@@ -360,8 +364,10 @@ sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e
 		goto out;
 	if (sbx_state_transition(&m, "cleanup", e) == -1 || sbx_state_save(s, &m, e) == -1)
 		goto out;
+	sbx_crash_point("destroy-cleanup");
 	if (drv->destroy(s, &m, e) == -1)
 		goto out;
+	sbx_crash_point("destroy-killed");
 	if (sbx_store_remove(s, id, e) == -1)
 		goto out;
 	r = 0;

@@ -225,6 +225,7 @@ sbx_store_remove(const struct sbx_store *s, const char *id, struct sbx_err *e)
 			return 0;
 		return sbx_err_sys(e, SBX_EX_IOERR, "%s", p);
 	}
+	sbx_crash_point("remove-tombstone");
 	return sbx_rm_rf(tomb, e);
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,15 @@
 #include <unistd.h>
 
 #include "util.h"
+
+void
+sbx_crash_point(const char *name)
+{
+	const char *at = getenv("SBX_TEST_CRASH_AT");
+
+	if (at != NULL && strcmp(at, name) == 0)
+		kill(getpid(), SIGKILL);
+}
 
 int
 sbx_path(char *buf, size_t size, struct sbx_err *e, const char *fmt, ...)

@@ -45,6 +45,11 @@ double sbx_monotonic(void);
 unsigned long long sbx_proc_starttime(pid_t pid);
 /* True when pid is alive and still the process that started at starttime. */
 int sbx_proc_alive(pid_t pid, unsigned long long starttime);
+/*
+ * Crash-safety tests: when $SBX_TEST_CRASH_AT names this point, the process
+ * kills itself with SIGKILL here, as a crash or an OOM kill would.
+ */
+void sbx_crash_point(const char *name);
 /* snprintf that reports truncation as an error. */
 int sbx_path(char *buf, size_t size, struct sbx_err *e, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
