@@ -33,6 +33,10 @@ BINS := $(PROGS:%=$(B)/bin/%)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNITS := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 MANS := $(patsubst man/%.scd,build/man/%,$(wildcard man/*.scd))
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz-*.c)
+FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/replay/%)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_SECONDS ?= 30
 
 all: $(BINS) $(MANS)
 
@@ -51,6 +55,36 @@ $(B)/unit/%: tests/unit/%.c $(B)/libsbx.a lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
 
+# The fuzz targets built without libFuzzer: the suite replays the corpora with them.
+$(B)/replay/%: tests/fuzz/%.c tests/fuzz/driver.c $(B)/libsbx.a lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< tests/fuzz/driver.c \
+		$(B)/libsbx.a $(LIBS)
+
+# libFuzzer (clang) with ASan and UBSan, the library instrumented too.
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) lib/*.h
+	@mkdir -p $(@D)
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -Ilib \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $< $(LIB_SRC) $(LIBS)
+
+fuzz: deps
+	@contrib/install-deps.sh fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@$(MAKE) --no-print-directory fuzz-run
+
+fuzz-run:
+	@for t in $(FUZZ_BIN); do \
+		n=$$(basename $$t); c=tests/fuzz/corpus/$${n#fuzz-}; \
+		mkdir -p build/fuzz/corpus-$$n; \
+		echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+		$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+			-artifact_prefix=build/fuzz/$$n- build/fuzz/corpus-$$n $$c \
+			> build/fuzz/$$n.log 2>&1; rc=$$?; \
+		grep -E "^stat::number_of_executed_units|^stat::new_units_added" build/fuzz/$$n.log; \
+		if [ $$rc -ne 0 ]; then tail -40 build/fuzz/$$n.log; exit 1; fi; \
+	done
+
 build/man/%: man/%.scd
 	@mkdir -p $(@D)
 	@if command -v scdoc >/dev/null; then scdoc < $< > $@; else echo "scdoc missing: $@ not built" >&2; fi
@@ -60,8 +94,9 @@ deps:
 
 # The whole suite: C unit tests, then the bats files; the last line is the summary.
 check: deps
-	@$(MAKE) --no-print-directory all $(UNITS)
-	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_UNIT=$(CURDIR)/$(B)/unit tests/run $(TESTS)
+	@$(MAKE) --no-print-directory all $(UNITS) $(FUZZ_REPLAY)
+	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_UNIT=$(CURDIR)/$(B)/unit SBX_REPLAY=$(CURDIR)/$(B)/replay \
+		tests/run $(TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -104,5 +139,5 @@ clean:
 dist:
 	git archive --prefix=sbx-$(VERSION)/ -o sbx-$(VERSION).tar.gz HEAD
 
-.PHONY: all deps check demo bench lint install uninstall clean dist
+.PHONY: all deps check demo bench fuzz fuzz-run lint install uninstall clean dist
 .SECONDARY:

@@ -5,6 +5,8 @@ set -eu
 pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev scdoc bats iproute2 util-linux procps e2fsprogs python3"
 # `install-deps.sh bench`: what make bench compares against
 [ "${1:-}" = bench ] && pkgs="$pkgs bubblewrap hyperfine runc"
+# `install-deps.sh fuzz`: libFuzzer
+[ "${1:-}" = fuzz ] && pkgs="$pkgs clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -80,8 +80,9 @@ int
 sbx_id_from_arg_or_stdin(const char *arg, const char *key, char *out, size_t size,
     struct sbx_err *e)
 {
-	char *buf = NULL, *line;
+	char *buf = NULL;
 	size_t len;
+	int r;
 
 	if (arg != NULL && strcmp(arg, "-") != 0) {
 		if (sbx_id_check(arg, e) == -1)
@@ -92,23 +93,30 @@ sbx_id_from_arg_or_stdin(const char *arg, const char *key, char *out, size_t siz
 		return sbx_err_set(e, SBX_EX_USAGE, "no ID given and stdin is a terminal");
 	if (sbx_read_fd(STDIN_FILENO, 1 << 20, &buf, &len, "stdin", e) == -1)
 		return -1;
-	line = buf + strspn(buf, " \t\r\n");
-	if (strchr(line, ':') != NULL) {
-		if (id_from_document(line, key, out, size) == -1) {
-			free(buf);
-			return sbx_err_set(e, SBX_EX_DATAERR, "stdin: document has no %s", key);
-		}
-	} else {
-		line[strcspn(line, " \t\r\n")] = '\0';
-		if (*line == '\0') {
-			free(buf);
-			return sbx_err_set(e, SBX_EX_DATAERR, "stdin: no ID");
-		}
-		if (sbx_path(out, size, e, "%s", line) == -1) {
-			free(buf);
-			return -1;
-		}
-	}
+	r = sbx_id_from_text(buf, key, out, size, e);
 	free(buf);
+	return r;
+}
+
+int
+sbx_id_from_text(const char *text, const char *key, char *out, size_t size, struct sbx_err *e)
+{
+	const char *line = text + strspn(text, " \t\r\n");
+	size_t n;
+
+	if (size == 0)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "no room for an ID");
+	if (strchr(line, ':') != NULL) {
+		if (id_from_document(line, key, out, size) == -1)
+			return sbx_err_set(e, SBX_EX_DATAERR, "stdin: document has no %s", key);
+	} else {
+		n = strcspn(line, " \t\r\n");
+		if (n == 0)
+			return sbx_err_set(e, SBX_EX_DATAERR, "stdin: no ID");
+		if (n >= size)
+			return sbx_err_set(e, SBX_EX_DATAERR, "stdin: ID too long");
+		memcpy(out, line, n);
+		out[n] = '\0';
+	}
 	return sbx_id_check(out, e);
 }

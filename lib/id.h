@@ -22,5 +22,8 @@ int sbx_id_new(const char *prefix, char *out, size_t size, struct sbx_err *e);
  */
 int sbx_id_from_arg_or_stdin(const char *arg, const char *key, char *out, size_t size,
     struct sbx_err *e);
+/* The ID in text: a bare ID on its first line, or a document's `key`. */
+int sbx_id_from_text(const char *text, const char *key, char *out, size_t size,
+    struct sbx_err *e);
 
 #endif

@@ -1,0 +1,31 @@
+#!/usr/bin/env bats
+# Every fuzz corpus file, every example manifest and every invalid fixture,
+# replayed through the fuzz targets (built without libFuzzer): what once
+# crashed a parser stays fixed.
+load helpers
+
+REPO="$BATS_TEST_DIRNAME/.."
+
+replay() {
+	local target=$1
+	shift
+	run -0 "${SBX_REPLAY:?run through make check}/fuzz-$target" "$@"
+	[[ $output == *"inputs replayed"* ]]
+}
+
+@test "fuzz corpus: manifest and state documents" {
+	replay manifest "$REPO"/tests/fuzz/corpus/manifest/* "$REPO"/manifests/* \
+		"$REPO"/tests/fixtures/invalid/*
+}
+
+@test "fuzz corpus: ID reader" {
+	replay id "$REPO"/tests/fuzz/corpus/id/*
+}
+
+@test "fuzz corpus: audit log verifier" {
+	replay audit "$REPO"/tests/fuzz/corpus/audit/*
+}
+
+@test "fuzz corpus: seccomp policy files" {
+	replay policy "$REPO"/tests/fuzz/corpus/policy/*
+}
