@@ -52,12 +52,12 @@ load helpers
 	run -0 sbx-run "$ID" -- sh -c 'sleep 60 & echo started'
 	run -0 sbx-gc "$ID"
 	[ "$output" = "$ID" ]
-	! kill -0 "$pid" 2>/dev/null
+	gone "$pid"
 	[ ! -e "$SBX_ROOT/sandboxes/$ID" ]
 	# no process anywhere is still in the sandbox's namespaces
-	! ls -l /proc/[0-9]*/ns/net 2>/dev/null | grep -qF "$netns"
-	! ls -l /proc/[0-9]*/ns/mnt 2>/dev/null | grep -qF "$mntns"
-	! grep -qF "$SBX_ROOT" /proc/self/mountinfo
+	run -1 bash -c "ls -l /proc/[0-9]*/ns/net 2>/dev/null | grep -qF '$netns'"
+	run -1 bash -c "ls -l /proc/[0-9]*/ns/mnt 2>/dev/null | grep -qF '$mntns'"
+	absent "$SBX_ROOT" /proc/self/mountinfo
 	# every cgroup directory named in the state is gone, and after a sweep
 	# so is the state root's group
 	run -0 sbx-gc

@@ -16,7 +16,7 @@ assert_nothing_left() {
 	[ -z "$output" ]
 	[ -z "$(ls -A "$SBX_ROOT/sandboxes")" ] || { ls -la "$SBX_ROOT/sandboxes"; false; }
 	[ -z "$(group_dirs)" ] || { echo "cgroups left:"; group_dirs; false; }
-	! grep -qF "$SBX_ROOT" /proc/self/mountinfo
+	absent "$SBX_ROOT" /proc/self/mountinfo
 }
 
 @test "sbx-provision SIGKILLed at each step: one sweep removes every trace" {

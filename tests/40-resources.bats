@@ -70,8 +70,10 @@ while time.time() - t < 3: pass'
 	layer="$SBX_ROOT/sandboxes/$ID/layer"
 	dev=$(awk -v l="$layer" '$5 == l {print $NF}' /proc/self/mountinfo)
 	run -0 sbx-gc "$ID"
-	! grep -qF "$SBX_ROOT" /proc/self/mountinfo
-	[ -z "$dev" ] || ! losetup -a | grep -qF "$SBX_ROOT"
+	[ -n "$dev" ]
+	absent "$SBX_ROOT" /proc/self/mountinfo
+	run -0 losetup -a
+	absent "$SBX_ROOT" <(echo "$output")
 }
 
 @test "the trace's CPU and memory figures match what the program did (within 20%)" {

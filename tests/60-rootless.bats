@@ -87,6 +87,6 @@ teardown() {
 	mem=$(sed -n 's/^ *peak_memory_mb: //p' <<<"$output")
 	python3 -c "assert 80 <= $mem <= 120, $mem"
 	run -0 as_user sbx-gc "$id"
-	! kill -0 "$pid" 2>/dev/null
+	gone "$pid"
 	[ -z "$(ls "$RL/root/sandboxes")" ]
 }

@@ -58,7 +58,28 @@ assert_confined() {
 	[[ $output == *"CapEff:	0000000000000000"* ]]
 	[[ $output == *"NoNewPrivs:	1"* ]]
 	[[ $output == *"Seccomp:	2"* ]]
-	! grep -Eq '^ *0 +0 ' <<<"$output"
+	if grep -Eq '^ *0 +0 ' <<<"$output"; then
+		echo "root inside maps to root outside"
+		return 1
+	fi
+}
+
+# gone PID: the process is gone (a zombie waiting for its parent counts as gone:
+# it holds no namespace, mount or memory any more).
+gone() {
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null)
+	[ -z "$st" ] || [[ $st == Z* ]]
+}
+
+# absent STRING FILE...: STRING appears in none of the files.
+absent() {
+	local s=$1
+	shift
+	if grep -qF -- "$s" "$@" 2>/dev/null; then
+		echo "found '$s' in $*"
+		return 1
+	fi
 }
 
 # Run a loopback TCP listener on the host; sets $PORT and records its PID.
