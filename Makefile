@@ -111,11 +111,22 @@ $(B)/bench/floor: tests/bench/floor.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o $@ $<
 
+# Static checks: C (cppcheck, clang-tidy, gcc -fanalyzer), every shell script,
+# bats file and completion (shellcheck, bash -n, zsh -n, fish -n).
 lint:
+	@contrib/install-deps.sh lint
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		-D_GNU_SOURCE -Ilib lib cmd
-	shellcheck -s bash tests/run tests/helpers.bash contrib/*.sh .ci/run completions/sbx.bash
+	clang-tidy --quiet lib/*.c cmd/*.c -- -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' -Ilib
+	@for f in lib/*.c cmd/*.c; do \
+		$(CC) -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' -Ilib -fanalyzer -Werror -O1 \
+			-c -o /dev/null $$f || exit 1; \
+	done
+	shellcheck tests/run tests/helpers.bash tests/*.bats tests/bench/run contrib/*.sh .ci/run \
+		completions/sbx.bash
 	bash -n completions/sbx.bash
+	zsh -n completions/_sbx
+	fish -n completions/sbx.fish
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \

@@ -33,12 +33,10 @@ id_from_stdin_line(char *id, size_t size, struct sbx_err *e)
 {
 	char line[512], *p;
 	size_t n = 0;
-	ssize_t r;
 
 	if (isatty(STDIN_FILENO))
 		return sbx_err_set(e, SBX_EX_USAGE, "no ID given and stdin is a terminal");
-	while (n + 1 < sizeof line && (r = read(STDIN_FILENO, line + n, 1)) == 1 &&
-	    line[n] != '\n')
+	while (n + 1 < sizeof line && read(STDIN_FILENO, line + n, 1) == 1 && line[n] != '\n')
 		n++;
 	line[n] = '\0';
 	p = line + strspn(line, " \t");

@@ -5,6 +5,8 @@ set -eu
 pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev scdoc bats iproute2 util-linux procps e2fsprogs python3"
 # `install-deps.sh bench`: what make bench compares against
 [ "${1:-}" = bench ] && pkgs="$pkgs bubblewrap hyperfine runc"
+# `install-deps.sh lint`: the static checkers
+[ "${1:-}" = lint ] && pkgs="$pkgs cppcheck clang-tidy shellcheck zsh fish"
 # `install-deps.sh fuzz`: libFuzzer
 [ "${1:-}" = fuzz ] && pkgs="$pkgs clang libclang-rt-14-dev"
 missing=""

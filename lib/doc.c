@@ -181,7 +181,7 @@ parse_children(struct parse *ps, struct sbx_node *n, yaml_event_type_t end)
 			yaml_event_delete(&ev);
 			return 0;
 		}
-		if (parse_node(ps, &ev, &k) == -1)
+		if (parse_node(ps, &ev, &k) == -1 || k == NULL)
 			return -1;
 		if (n->type == SBX_MAP && n->n % 2 == 0) {
 			if (k->type != SBX_SCALAR) {
@@ -307,7 +307,7 @@ sbx_doc_parse(const char *name, const char *buf, size_t len, struct sbx_node **r
 		goto out;
 	}
 	yaml_event_delete(&ev);
-	if (next(&ps, &ev) == -1 || parse_node(&ps, &ev, &doc) == -1)
+	if (next(&ps, &ev) == -1 || parse_node(&ps, &ev, &doc) == -1 || doc == NULL)
 		goto out;
 	if (next(&ps, &ev) == -1)
 		goto out;

@@ -555,7 +555,7 @@ static int
 parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, struct sbx_manifest *m,
     void *base)
 {
-	double d;
+	double d = 0;
 	size_t i;
 
 	if (f->nullable && is_null(v))

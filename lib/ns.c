@@ -482,7 +482,7 @@ build_env(const struct sbx_manifest *m, const struct sbx_exec *x, unsigned uid)
 
 	if (env == NULL)
 		return NULL;
-#define PUT(...) do { if (asprintf(&s, __VA_ARGS__) == -1) return NULL; env[n++] = s; } while (0)
+#define PUT(...) do { if (asprintf(&s, __VA_ARGS__) == -1) goto fail; env[n++] = s; } while (0)
 	PUT("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	PUT("HOME=%s", uid == 0 ? "/root" : uid == 1000 ? "/home/sandbox" : "/");
 	PUT("HOSTNAME=%s", m->sandbox_id);
@@ -509,6 +509,11 @@ build_env(const struct sbx_manifest *m, const struct sbx_exec *x, unsigned uid)
 			env[j++] = env[i];
 	env[j] = NULL;
 	return env;
+fail:
+	while (n > 0)
+		free(env[--n]);
+	free(env);
+	return NULL;
 }
 
 static size_t

@@ -238,7 +238,7 @@ cmp(const void *a, const void *b)
 int
 sbx_store_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err *e)
 {
-	char p[1100], **v = NULL, **nv;
+	char p[1100], **v = NULL, **nv, *id;
 	size_t k = 0;
 	DIR *d;
 	struct dirent *de;
@@ -249,9 +249,9 @@ sbx_store_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err
 	while ((de = readdir(d)) != NULL) {
 		if (!sbx_id_valid(de->d_name))
 			continue;
-		if ((nv = realloc(v, (k + 1) * sizeof *v)) == NULL ||
-		    (nv[k] = strdup(de->d_name)) == NULL) {
-			v = nv ? nv : v;
+		id = strdup(de->d_name);
+		if (id == NULL || (nv = realloc(v, (k + 1) * sizeof *v)) == NULL) {
+			free(id);
 			while (k > 0)
 				free(v[--k]);
 			free(v);
@@ -259,7 +259,7 @@ sbx_store_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err
 			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		}
 		v = nv;
-		k++;
+		v[k++] = id;
 	}
 	closedir(d);
 	if (k > 0)

@@ -74,7 +74,7 @@ load helpers
 	pid=$(state "$ID" pid)
 	kill -9 "$pid"
 	# SIGKILL is delivered asynchronously: give the kernel a moment
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		sbx-inspect "$ID" | grep -q 'status: "terminated"' && break
 		sleep 0.1
 	done

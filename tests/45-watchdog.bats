@@ -4,7 +4,8 @@ load helpers
 
 # wait_gone PID SECONDS: wait until the process is gone (or a zombie); prints ms taken
 wait_gone() {
-	local start=$(date +%s%N) st
+	local start st
+	start=$(date +%s%N)
 	while :; do
 		st=$(ps -o stat= -p "$1" 2>/dev/null)
 		[ -z "$st" ] || [[ $st == Z* ]] && break

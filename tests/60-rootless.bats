@@ -22,7 +22,6 @@ setup() {
 	cp "$MANIFESTS/minimal.yaml" "$FIXTURES/syscalls.py" "$RL/"
 	printf '{}\n' > "$RL/nolimits.yaml"
 	chown -R "$RL_UID:$RL_UID" "$RL"
-	TEST_PIDS=()
 	WORK=$(mktemp -d /tmp/sbx-work.XXXXXX)
 }
 
