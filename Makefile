@@ -37,6 +37,8 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/replay/%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_SECONDS ?= 30
+HOSTILE := $(patsubst tests/hostile/%.c,$(B)/hostile/%,$(wildcard tests/hostile/*.c)) \
+	$(patsubst tests/hostile/%.sh,$(B)/hostile/%.sh,$(wildcard tests/hostile/*.sh))
 
 all: $(BINS) $(MANS)
 
@@ -54,6 +56,15 @@ $(B)/bin/%: cmd/%.c $(B)/libsbx.a lib/*.h
 $(B)/unit/%: tests/unit/%.c $(B)/libsbx.a lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
+
+# Hostile programs, run inside sandboxes by tests/35-hostile.bats.
+$(B)/hostile/%: tests/hostile/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o $@ $<
+
+$(B)/hostile/%.sh: tests/hostile/%.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
 
 # The fuzz targets built without libFuzzer: the suite replays the corpora with them.
 $(B)/replay/%: tests/fuzz/%.c tests/fuzz/driver.c $(B)/libsbx.a lib/*.h
@@ -94,9 +105,9 @@ deps:
 
 # The whole suite: C unit tests, then the bats files; the last line is the summary.
 check: deps
-	@$(MAKE) --no-print-directory all $(UNITS) $(FUZZ_REPLAY)
+	@$(MAKE) --no-print-directory all $(UNITS) $(FUZZ_REPLAY) $(HOSTILE)
 	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_UNIT=$(CURDIR)/$(B)/unit SBX_REPLAY=$(CURDIR)/$(B)/replay \
-		tests/run $(TESTS)
+		SBX_HOSTILE=$(CURDIR)/$(B)/hostile tests/run $(TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -122,7 +133,8 @@ lint:
 		$(CC) -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' -Ilib -fanalyzer -Werror -O1 \
 			-c -o /dev/null $$f || exit 1; \
 	done
-	shellcheck tests/run tests/helpers.bash tests/*.bats tests/bench/run contrib/*.sh .ci/run \
+	shellcheck tests/run tests/helpers.bash tests/*.bats tests/bench/run tests/hostile/*.sh \
+		contrib/*.sh .ci/run \
 		completions/sbx.bash
 	bash -n completions/sbx.bash
 	zsh -n completions/_sbx

@@ -74,6 +74,30 @@ except OSError as e:
 	[[ $output != *topsecret* ]]
 }
 
+@test "rootfs: DIR is the read-only lower layer; the sandbox's writes land in its own layer" {
+	chmod a+rx "$WORK"
+	mkdir -p "$WORK/rootfs/usr" "$WORK/rootfs/etc" "$WORK/rootfs/tmp"
+	chmod 1777 "$WORK/rootfs/tmp"
+	for l in bin sbin lib lib64; do
+		if [ -L "/$l" ]; then ln -s "$(readlink "/$l")" "$WORK/rootfs/$l"; fi
+	done
+	echo "from-the-image" > "$WORK/rootfs/etc/motd"
+	chmod -R a+rX "$WORK/rootfs"
+	printf 'rootfs: %s\nread_only_root: false\nfilesystem_mounts: [{host: /usr, guest: /usr, mode: ro}]\n' "$WORK/rootfs" > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -0 sbx-run "$ID" -- cat /etc/motd
+	[ "$output" = "from-the-image" ]
+	# the image's files belong to host IDs the sandbox does not have: read, not write
+	run -2 sbx-run "$ID" -- sh -c 'echo changed > /etc/motd'
+	[[ $output == *"Permission denied"* ]]
+	# where the image allows it, writes land in the sandbox's layer, never in the image
+	run -0 sbx-run "$ID" -- sh -c 'echo new > /tmp/file && cat /tmp/file'
+	[ "$output" = "new" ]
+	[ ! -e "$WORK/rootfs/tmp/file" ]
+	[ -f "$SBX_ROOT/sandboxes/$ID/layer/upper/tmp/file" ]
+	[ "$(cat "$WORK/rootfs/etc/motd")" = "from-the-image" ]
+}
+
 @test "the host's /etc, /root, /home, /var and /tmp are not visible" {
 	echo "marker" > "/tmp/sbx-host-marker.$$"
 	provision "$MANIFESTS/minimal.yaml"
