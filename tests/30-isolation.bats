@@ -90,11 +90,12 @@ except OSError as e:
 	# the image's files belong to host IDs the sandbox does not have: read, not write
 	run -2 sbx-run "$ID" -- sh -c 'echo changed > /etc/motd'
 	[[ $output == *"Permission denied"* ]]
-	# where the image allows it, writes land in the sandbox's layer, never in the image
-	run -0 sbx-run "$ID" -- sh -c 'echo new > /tmp/file && cat /tmp/file'
+	# the root directory is the sandbox's own: writes there land in its layer
+	run -0 sbx-run "$ID" -- sh -c 'echo new > /file && mkdir /work && echo w > /work/f && cat /file'
 	[ "$output" = "new" ]
-	[ ! -e "$WORK/rootfs/tmp/file" ]
-	[ -f "$SBX_ROOT/sandboxes/$ID/layer/upper/tmp/file" ]
+	[ ! -e "$WORK/rootfs/file" ]
+	[ -f "$SBX_ROOT/sandboxes/$ID/layer/upper/file" ]
+	[ -f "$SBX_ROOT/sandboxes/$ID/layer/upper/work/f" ]
 	[ "$(cat "$WORK/rootfs/etc/motd")" = "from-the-image" ]
 }
 
