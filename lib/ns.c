@@ -758,6 +758,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		if (sbx_cgroup_child(&sbcg, name, &runcg, e) == -1)
 			goto out;
 		runcg_live = 1;
+		sbx_crash_point("run-cgroup");
 		if (sbx_cgroup_open_procs(&runcg, cgfds, e) == -1)
 			goto out;
 		sbx_cgroup_stats(&sbcg, &before, NULL);
@@ -815,6 +816,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		close(sp[1]);
 		sp[1] = -1;
 	}
+	sbx_crash_point("run-forked");
 	/* The wait below enforces --timeout; without a pidfd it could not. */
 	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
 		sbx_err_sys(e, SBX_EX_RUNFAIL, "pidfd_open");

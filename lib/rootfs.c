@@ -10,6 +10,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "quota.h"
 #include "rootfs.h"
@@ -289,11 +290,22 @@ out:
 int
 sbx_rootfs_open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *e)
 {
+	/* No symlink anywhere in a source's path: a sandbox that can write where
+	 * another sandbox's mount source lies must not turn it into a link to
+	 * the host's /etc. The operator names real paths. */
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	size_t i;
 
 	for (i = 0; i < m->n_mounts; i++) {
-		if ((fds[i] = open(m->mounts[i].host, O_PATH | O_CLOEXEC)) == -1) {
-			sbx_err_sys(e, 0, "filesystem_mounts: host %s", m->mounts[i].host);
+		fds[i] = (int)syscall(SYS_openat2, AT_FDCWD, m->mounts[i].host, &how, sizeof how);
+		if (fds[i] == -1) {
+			if (errno == ELOOP)
+				sbx_err_set(e, SBX_EX_DATAERR, "filesystem_mounts: host %s: the path "
+				    "goes through a symbolic link; name the real path",
+				    m->mounts[i].host);
+			else
+				sbx_err_sys(e, 0, "filesystem_mounts: host %s", m->mounts[i].host);
 			while (i-- > 0)
 				close(fds[i]);
 			return -1;

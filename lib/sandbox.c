@@ -271,14 +271,29 @@ sbx_sandbox_pause(const struct sbx_store *s, const char *id, int pause, struct s
 		m.status = strdup("ready");
 	}
 	if ((drv = sbx_driver_for(&m, e)) == NULL ||
-	    sbx_state_transition(&m, pause ? "paused" : "ready", e) == -1 ||
-	    drv->freeze(&m, pause, e) == -1)
+	    sbx_state_transition(&m, pause ? "paused" : "ready", e) == -1)
 		goto out;
-	if (sbx_state_save(s, &m, e) == -1) {
-		struct sbx_err ignored;
+	/* Record the paused state before freezing and thaw before recording ready:
+	 * a crash in between leaves a sandbox marked paused that is not frozen
+	 * (a resume fixes it), never a frozen one marked ready. */
+	if (pause) {
+		if (sbx_state_save(s, &m, e) == -1)
+			goto out;
+		sbx_crash_point("pause-saved");
+		if (drv->freeze(&m, 1, e) == -1) {
+			struct sbx_err ignored;
 
-		drv->freeze(&m, !pause, &ignored);
-		goto out;
+			free(m.status);
+			m.status = strdup("ready");
+			sbx_state_save(s, &m, &ignored);
+			goto out;
+		}
+	} else {
+		if (drv->freeze(&m, 0, e) == -1)
+			goto out;
+		sbx_crash_point("resume-thawed");
+		if (sbx_state_save(s, &m, e) == -1)
+			goto out;
 	}
 	r = 0;
 out:

@@ -42,6 +42,33 @@ assert_nothing_left() {
 	done
 }
 
+@test "sbx-run SIGKILLed before and after starting the command: the sandbox stays usable, destroy is complete" {
+	local point
+	for point in run-cgroup run-forked; do
+		printf 'resource_allocation: {memory_mb: 128, pids: 32}\n' > "$WORK/m.yaml"
+		provision "$WORK/m.yaml"
+		run -137 env SBX_TEST_CRASH_AT=$point sbx-run "$ID" -- sleep 30
+		run -0 sbx-run "$ID" -- echo usable
+		[ "$output" = "usable" ]
+		run -0 sbx-gc "$ID"
+		run -0 sbx-gc
+		assert_nothing_left || { echo "after a crash at $point"; false; }
+	done
+}
+
+@test "sbx-pause SIGKILLed mid-pause or mid-resume: never frozen while marked ready" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -137 env SBX_TEST_CRASH_AT=pause-saved sbx-pause "$ID"
+	[[ $(sbx-inspect "$ID") == *'status: "paused"'* ]]
+	run -0 sbx-pause --resume "$ID"
+	run -0 sbx-run "$ID" -- echo thawed
+	run -0 sbx-pause "$ID"
+	run -137 env SBX_TEST_CRASH_AT=resume-thawed sbx-pause --resume "$ID"
+	run -0 sbx-pause --resume "$ID"
+	run -0 timeout 10 sbx-run "$ID" -- echo thawed
+	[ "$output" = "thawed" ]
+}
+
 @test "a provision in progress is not mistaken for an abandoned one" {
 	provision "$MANIFESTS/minimal.yaml"
 	# make it look half-made, as a provision still at work would leave it

@@ -104,6 +104,21 @@ except OSError as e:
 	[ "$output" = "0" ]
 }
 
+@test "threat: a sandbox turning another sandbox's mount source into a symlink to the host" {
+	mkdir -p "$WORK/shared/sub" && chmod 777 "$WORK/shared" "$WORK/shared/sub"
+	printf 'filesystem_mounts: [{host: %s, guest: /shared, mode: rw}]\n' "$WORK/shared" > "$WORK/a.yaml"
+	provision "$WORK/a.yaml"
+	assert_confined "$ID"
+	# sandbox A swaps the directory for a link to the host's /etc...
+	run -0 sbx-run "$ID" -- sh -c 'rmdir /shared/sub && ln -s /etc /shared/sub'
+	[ -L "$WORK/shared/sub" ]
+	# ...that the operator then gives sandbox B: refused, nothing mounted
+	printf 'filesystem_mounts: [{host: %s/shared/sub, guest: /data, mode: rw}]\n' "$WORK" > "$WORK/b.yaml"
+	run -65 sbx-provision "$WORK/b.yaml"
+	[[ $output == *"symbolic link"* ]]
+	[ "$(sbx-ls -q | wc -l)" -eq 1 ]
+}
+
 @test "threat: a hostile root filesystem whose mount point is a symlink out of the root" {
 	mkdir -p "$WORK/root/usr" "$WORK/escape-target" "$WORK/data"
 	ln -s "$WORK/escape-target" "$WORK/root/workspace"
