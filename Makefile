@@ -107,7 +107,7 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory all $(UNITS) $(FUZZ_REPLAY) $(HOSTILE)
 	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_UNIT=$(CURDIR)/$(B)/unit SBX_REPLAY=$(CURDIR)/$(B)/replay \
-		SBX_HOSTILE=$(CURDIR)/$(B)/hostile tests/run $(TESTS)
+		SBX_HOSTILE=$(CURDIR)/$(B)/hostile SBX_SANITIZE=$(SANITIZE) tests/run $(TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
