@@ -12,6 +12,7 @@
 #include "audit.h"
 #include "doc.h"
 #include "error.h"
+#include "id.h"
 
 static inline void __attribute__((noreturn))
 sbx_die(const struct sbx_err *e, const char *context)
@@ -36,6 +37,24 @@ sbx_opt_format(const char *arg, int usage_code)
 	if (sbx_format_parse(arg, &f) == -1)
 		errx(usage_code, "-o: '%s' is not yaml or json", arg);
 	return f;
+}
+
+/*
+ * The one ID operand of a program, or the ID on stdin (SPEC §2). With no
+ * operand and a terminal on stdin, usage(64); a bad ID exits 65.
+ */
+static inline void
+sbx_id_operand(int argc, char *argv[], char *id, size_t size, void (*usage)(int))
+{
+	struct sbx_err e = { 0 };
+
+	if (argc > 1)
+		usage(SBX_EX_USAGE);
+	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, "sandbox_id", id, size, &e) == -1) {
+		if (e.code == SBX_EX_USAGE)
+			usage(SBX_EX_USAGE);
+		sbx_die(&e, NULL);
+	}
 }
 
 /* Flush stdout and report a failed write (a closed pipe, a full disk) as 74. */

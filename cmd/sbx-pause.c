@@ -3,7 +3,6 @@
 #include <getopt.h>
 
 #include "common.h"
-#include "id.h"
 #include "sandbox.h"
 
 static void __attribute__((noreturn))
@@ -39,13 +38,7 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc > 1)
-		usage(SBX_EX_USAGE);
-	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, "sandbox_id", id, sizeof id, &e) == -1) {
-		if (e.code == SBX_EX_USAGE)
-			usage(SBX_EX_USAGE);
-		sbx_die(&e, NULL);
-	}
+	sbx_id_operand(argc, argv, id, sizeof id, usage);
 	if (sbx_store_open(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (sbx_sandbox_pause(&store, id, !resume, &e) == -1)
