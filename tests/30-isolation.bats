@@ -54,6 +54,19 @@ except OSError as e:
 	[ "$owner" = "$(state "$ID" uid_base)" ]
 }
 
+@test "overlay in the user namespace: lower files and directories can be removed (whiteouts)" {
+	printf 'read_only_root: false\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	# /opt and /etc/hostname come from the read-only lower layer
+	run -0 sbx-run "$ID" -- sh -c 'rmdir /opt && rm /etc/hostname && mkdir /opt && ls -A /opt | wc -l; test ! -e /etc/hostname && echo gone'
+	[ "${lines[0]}" = "0" ]
+	[ "${lines[1]}" = "gone" ]
+	# the lower layer is untouched; the removal is recorded in the sandbox's layer
+	[ -f "$SBX_ROOT/sandboxes/$ID/lower/etc/hostname" ]
+	run -0 sbx-run "$ID" -- sh -c 'test ! -e /etc/hostname && echo still-gone'
+	[ "$output" = "still-gone" ]
+}
+
 @test "a ro mount refuses writes even from sandbox root" {
 	mkdir -p "$WORK/ro" && chmod 777 "$WORK/ro"
 	printf 'filesystem_mounts: [{host: %s, guest: /data, mode: ro}]\n' "$WORK/ro" > "$WORK/m.yaml"
