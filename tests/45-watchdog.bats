@@ -102,11 +102,13 @@ wait_gone() {
 	printf 'resource_allocation: {memory_mb: 200, pids: 32}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"
 	assert_confined "$ID"
+	# 2 MiB every 50 ms: the last 5% before the limit take about 250 ms, more
+	# than twice the watchdog's 100 ms sampling period
 	run -137 sbx-run --trace "$WORK/t.yaml" "$ID" -- python3 -c '
 import time
 x = []
 while True:
-    x.append(bytearray(4 << 20)); x[-1][::4096] = b"\1" * 1024
+    x.append(bytearray(2 << 20)); x[-1][::4096] = b"\1" * 512
     time.sleep(0.05)'
 	grep -q 'oom_killed: true' "$WORK/t.yaml"
 	grep '"event":"memory-warning"' "$SBX_ROOT/audit.log"
