@@ -83,11 +83,21 @@ sbx_cgroup_host_parse(const char *mountinfo, const char *selfcg, const char *pre
 			if (strcmp(h->own[i], "/") == 0)
 				h->own[i][0] = '\0';
 	} else if (v2mnt[0]) {
+		char *slash;
+
 		h->version = 2;
 		memset(h->mnt, 0, sizeof h->mnt);
 		memset(h->own, 0, sizeof h->own);
 		snprintf(h->mnt[0], sizeof h->mnt[0], "%s", v2mnt);
-		snprintf(h->own[0], sizeof h->own[0], "%s", strcmp(v2own, "/") ? v2own : "");
+		/* v2 enables controllers only below cgroups without processes, and our
+		 * own cgroup holds us: root makes its cgroups at the top, as container
+		 * runtimes do; another user in the parent of its cgroup, the subtree
+		 * systemd delegates (user@UID.service). $SBX_CGROUP_PARENT overrides. */
+		if (geteuid() == 0 || (slash = strrchr(v2own, '/')) == NULL)
+			v2own[0] = '\0';
+		else
+			*slash = '\0';
+		snprintf(h->own[0], sizeof h->own[0], "%s", v2own);
 	} else {
 		sbx_err_set(e, SBX_EX_UNAVAILABLE, "no cgroup v1 memory controller or cgroup v2 "
 		    "hierarchy is mounted");

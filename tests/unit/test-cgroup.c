@@ -9,6 +9,18 @@
 #include "util.h"
 
 static char root[256];
+static char *sb;
+/* a file of the fake sandbox cgroup */
+static const char *
+P(const char *file)
+{
+	static char p[8][512];
+	static int i;
+
+	i = (i + 1) % 8;
+	snprintf(p[i], sizeof p[i], "%s/%s", sb, file);
+	return p[i];
+}
 
 static void
 put(const char *rel, const char *text)
@@ -65,54 +77,58 @@ main(void)
 	struct sbx_cg_limits lim = { 0.5, 256LL << 20, (256LL << 20) * 80 / 100, 64 };
 	struct sbx_cg_stats st;
 	struct sbx_err e = { 0 };
-	char spec[2048], *sb = "/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1";
+	char spec[2048];
 
 	ok(sbx_cgroup_host_parse(v1mi, v1cg, "", &h, &e) == 0 && h.version == 1 &&
 	    strcmp(h.mnt[SBX_CG_CPU], "/sys/fs/cgroup/cpu") == 0 &&
 	    strcmp(h.mnt[SBX_CG_CPUACCT], "/sys/fs/cgroup/cpuacct") == 0 &&
 	    strcmp(h.own[SBX_CG_MEMORY], "/api/x") == 0 && h.own[SBX_CG_CPU][0] == '\0' &&
 	    h.mnt[SBX_CG_BLKIO][0] == '\0', "cgroup: hybrid host detected as v1, per controller");
-	ok(sbx_cgroup_host_parse(v2mi, "0::/user.slice\n", "/fake", &h, &e) == 0 && h.version == 2 &&
-	    strcmp(h.mnt[0], "/fake/sys/fs/cgroup") == 0 && strcmp(h.own[0], "/user.slice") == 0,
-	    "cgroup: pure v2 host");
+	ok(sbx_cgroup_host_parse(v2mi, "0::/user.slice/user-0.slice/session-1.scope\n", "/fake", &h,
+	    &e) == 0 && h.version == 2 && strcmp(h.mnt[0], "/fake/sys/fs/cgroup") == 0 &&
+	    strcmp(h.own[0], geteuid() == 0 ? "" : "/user.slice/user-0.slice") == 0,
+	    "cgroup: pure v2 host; the parent is the top (root) or the delegated subtree");
 	ok(sbx_cgroup_host_parse("", "", "", &h, &e) == -1 && e.code == SBX_EX_UNAVAILABLE,
 	    "cgroup: no hierarchy is exit 69");
 
 	snprintf(root, sizeof root, "/tmp/sbx-unit-cg.%ld", (long)getpid());
-	dir("/sys/fs/cgroup/user.slice");
-	dir("/sys/fs/cgroup/user.slice/sbx");
-	dir("/sys/fs/cgroup/user.slice/sbx/rtest");
+	/* as root the sandboxes go at the top; otherwise below the session's parent */
+	sb = geteuid() == 0 ? "/sys/fs/cgroup/sbx/rtest/sbx-1" :
+	    "/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1";
+	dir(geteuid() == 0 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/user.slice");
+	dir(geteuid() == 0 ? "/sys/fs/cgroup/sbx" : "/sys/fs/cgroup/user.slice/sbx");
+	dir(geteuid() == 0 ? "/sys/fs/cgroup/sbx/rtest" : "/sys/fs/cgroup/user.slice/sbx/rtest");
 	dir(sb);
-	put("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/cpu.max", "");
-	put("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/memory.max", "");
-	put("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/memory.high", "");
-	put("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/memory.swap.max", "");
-	put("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/pids.max", "");
-	ok(sbx_cgroup_host_parse(v2mi, "0::/user.slice\n", root, &h, &e) == 0 &&
+	put(P("cpu.max"), "");
+	put(P("memory.max"), "");
+	put(P("memory.high"), "");
+	put(P("memory.swap.max"), "");
+	put(P("pids.max"), "");
+	ok(sbx_cgroup_host_parse(v2mi, "0::/user.slice/session.scope\n", root, &h, &e) == 0 &&
 	    sbx_cgroup_create(&h, "rtest", "sbx-1", &cg, &e) == 0, "cgroup v2: create (%s)", e.msg);
-	ok(strcmp(get("/sys/fs/cgroup/user.slice/cgroup.subtree_control"), "+io") == 0 ||
-	    strstr(get("/sys/fs/cgroup/user.slice/cgroup.subtree_control"), "+") != NULL,
+	ok(strstr(get(geteuid() == 0 ? "/sys/fs/cgroup/sbx/cgroup.subtree_control" :
+	    "/sys/fs/cgroup/user.slice/sbx/cgroup.subtree_control"), "+") != NULL,
 	    "cgroup v2: controllers enabled down the tree");
 	ok(sbx_cgroup_set_limits(&cg, &lim, &e) == 0, "cgroup v2: set limits (%s)", e.msg);
-	ok(strcmp(get("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/cpu.max"), "50000 100000") == 0,
+	ok(strcmp(get(P("cpu.max")), "50000 100000") == 0,
 	    "cgroup v2: cpu.max holds half a core");
-	ok(strcmp(get("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/memory.max"), "268435456") == 0 &&
-	    strcmp(get("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/memory.high"), "214748364") == 0 &&
-	    strcmp(get("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/memory.swap.max"), "0") == 0,
+	ok(strcmp(get(P("memory.max")), "268435456") == 0 &&
+	    strcmp(get(P("memory.high")), "214748364") == 0 &&
+	    strcmp(get(P("memory.swap.max")), "0") == 0,
 	    "cgroup v2: memory.max, memory.high at the soft percentage, no swap");
-	ok(strcmp(get("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/pids.max"), "64") == 0,
+	ok(strcmp(get(P("pids.max")), "64") == 0,
 	    "cgroup v2: pids.max");
 	ok(sbx_cgroup_spec(&cg, &h, spec, sizeof spec) == 0 &&
-	    strcmp(spec, "2:/user.slice/sbx/rtest/sbx-1") == 0 &&
+	    strncmp(spec, "2:", 2) == 0 && strcmp(spec + 2, sb + strlen("/sys/fs/cgroup")) == 0 &&
 	    sbx_cgroup_from_spec(&h, spec, &back, &e) == 0 && strcmp(back.path[0], cg.path[0]) == 0,
 	    "cgroup v2: spec round trip");
 	ok(sbx_cgroup_from_spec(&h, "1:cpu=/x", &back, &e) == -1, "cgroup: a v1 spec on v2 is refused");
-	put("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/cpu.stat", "usage_usec 1500000\nuser_usec 1\n");
-	put("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/memory.peak", "10485760\n");
-	put("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/memory.events", "low 0\nhigh 4\nmax 9\noom 2\n"
+	put(P("cpu.stat"), "usage_usec 1500000\nuser_usec 1\n");
+	put(P("memory.peak"), "10485760\n");
+	put(P("memory.events"), "low 0\nhigh 4\nmax 9\noom 2\n"
 	    "oom_kill 1\n");
-	put("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/pids.events", "max 3\n");
-	put("/sys/fs/cgroup/user.slice/sbx/rtest/sbx-1/io.stat",
+	put(P("pids.events"), "max 3\n");
+	put(P("io.stat"),
 	    "8:0 rbytes=10 wbytes=4096 rios=1 wios=1\n8:16 rbytes=0 wbytes=8192 rios=0 wios=2\n");
 	ok(sbx_cgroup_stats(&cg, &st, &e) == 0 && st.cpu_s > 1.49 && st.cpu_s < 1.51 &&
 	    st.peak_memory_bytes == 10485760 && st.oom_kills == 1 && st.pids_max_events == 3 &&
