@@ -139,8 +139,14 @@ watch_one(const struct sbx_store *s, const char *id, double poll)
 	struct target t = { .memfd = -1 };
 
 	snprintf(t.id, sizeof t.id, "%s", id);
-	while (!t.done)
-		nap(tend(s, &t, poll));
+	for (;;) {
+		double next = tend(s, &t, poll);
+
+		/* Gone (destroyed, or expired by us): leave now, not after the nap. */
+		if (t.done)
+			break;
+		nap(next);
+	}
 	drop(&t);
 	return 0;
 }

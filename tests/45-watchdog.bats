@@ -32,6 +32,8 @@ wait_gone() {
 	[[ $output == *'status: "terminated"'* ]]
 	[[ $output == *'kill_reason: "wall-clock"'* ]]
 	grep -q '"event":"kill".*"detail":"wall-clock"' "$SBX_ROOT/audit.log"
+	# its work done, the watchdog leaves too
+	run -0 wait_gone "$(state "$ID" watchdog_pid)" 2
 	# nothing of it stays in the kernel
 	local c
 	for c in $(echo "${spec#1:}" | tr ',' ' '); do
