@@ -69,19 +69,3 @@ sbx_caps_become(uid_t uid, gid_t gid, int setgroups_ok, char *const *keep, size_
 			return sbx_err_sys(e, SBX_EX_OSERR, "raise ambient capability %d", (int)c);
 	return 0;
 }
-
-int
-sbx_caps_drop_all(struct sbx_err *e)
-{
-	cap_t caps = cap_init();
-	cap_value_t c;
-
-	for (c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
-		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
-	if (caps == NULL || cap_set_proc(caps) == -1) {
-		cap_free(caps);
-		return sbx_err_sys(e, SBX_EX_OSERR, "drop capabilities");
-	}
-	cap_free(caps);
-	return 0;
-}

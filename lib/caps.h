@@ -16,7 +16,5 @@
  */
 int sbx_caps_become(uid_t uid, gid_t gid, int setgroups_ok, char *const *keep, size_t n,
     struct sbx_err *e);
-/* Drop every capability of the caller (init, once its mounts are made). */
-int sbx_caps_drop_all(struct sbx_err *e);
 
 #endif

@@ -306,17 +306,6 @@ sbx_cgroup_from_spec(const struct sbx_cg_host *h, const char *spec, struct sbx_c
 	return 0;
 }
 
-int
-sbx_cgroup_exists(const struct sbx_cgroup *cg)
-{
-	int i;
-
-	for (i = 0; i < nctrl(cg->version); i++)
-		if (cg->path[i][0] && access(cg->path[i], F_OK) == 0)
-			return 1;
-	return 0;
-}
-
 static int
 setf(const char *dir, const char *file, const char *val, struct sbx_err *e)
 {
@@ -517,15 +506,6 @@ kill9(pid_t pid)
 {
 	if (pid > 0)
 		kill(pid, SIGKILL);
-}
-
-int
-sbx_cgroup_nprocs(const struct sbx_cgroup *cg)
-{
-	const char *d = cg->path[cg->version == 2 ? 0 : SBX_CG_PIDS][0] ?
-	    cg->path[cg->version == 2 ? 0 : SBX_CG_PIDS] : cg->path[SBX_CG_MEMORY];
-
-	return d[0] ? each_pid(d, NULL) : 0;
 }
 
 int

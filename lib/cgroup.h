@@ -59,7 +59,6 @@ int sbx_cgroup_spec(const struct sbx_cgroup *cg, const struct sbx_cg_host *h, ch
     size_t size);
 int sbx_cgroup_from_spec(const struct sbx_cg_host *h, const char *spec, struct sbx_cgroup *cg,
     struct sbx_err *e);
-int sbx_cgroup_exists(const struct sbx_cgroup *cg);
 int sbx_cgroup_set_limits(const struct sbx_cgroup *cg, const struct sbx_cg_limits *l,
     struct sbx_err *e);
 /* Move pid (0: the caller) into cg. */
@@ -69,8 +68,6 @@ int sbx_cgroup_open_procs(const struct sbx_cgroup *cg, int fds[SBX_CG_NCTRL], st
 int sbx_cgroup_freeze(const struct sbx_cgroup *cg, int frozen, struct sbx_err *e);
 /* Kill every process in cg and its children; returns once none is left. */
 int sbx_cgroup_kill(const struct sbx_cgroup *cg, struct sbx_err *e);
-/* Number of processes in cg (children included). */
-int sbx_cgroup_nprocs(const struct sbx_cgroup *cg);
 int sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cg_stats *st, struct sbx_err *e);
 /* An fd to read the memory in use (memory.usage_in_bytes / memory.current) with
  * sbx_cgroup_memory_now, cheaply and repeatedly; -1 without a memory controller. */

@@ -107,17 +107,13 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 			sbx_manifest_free(&m);
 		} else if (one.code == SBX_EX_NOINPUT) {
 			/* A directory without state: a provision killed before its first write. */
-			char dir[1200];
+			int lock = sbx_store_lock(s, ids[i], 1, 0, NULL);
 
-			if (sbx_store_path(s, ids[i], "state.yaml", dir, sizeof dir, NULL) == 0) {
-				int lock = sbx_store_lock(s, ids[i], 1, 0, NULL);
-
-				if (lock != -1) {
-					report(ctx, "state", ids[i]);
-					if (!dry_run)
-						sbx_store_remove(s, ids[i], NULL);
-					close(lock);
-				}
+			if (lock != -1) {
+				report(ctx, "state", ids[i]);
+				if (!dry_run)
+					sbx_store_remove(s, ids[i], NULL);
+				close(lock);
 			}
 		}
 		free(ids[i]);

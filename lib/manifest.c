@@ -436,9 +436,6 @@ strv_free(struct sbx_strv *sv)
 static int
 parse_mounts(struct ctx *c, const struct sbx_node *n, struct sbx_manifest *m)
 {
-	static const struct field mf[] = { { "host", 0, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
-		{ "guest", 0, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
-		{ "mode", 0, 0, 0, 0, NULL, NULL, NULL, 0, 0 }, END };
 	size_t i, j, k;
 
 	if (want(c, n, SBX_SEQ, "filesystem_mounts") == -1)
@@ -478,7 +475,6 @@ parse_mounts(struct ctx *c, const struct sbx_node *n, struct sbx_manifest *m)
 				return nerr(c, it, "filesystem_mounts: guest '%s' appears twice",
 				    mt->guest);
 	}
-	(void)mf;
 	return 0;
 }
 

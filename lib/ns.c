@@ -719,12 +719,6 @@ fail:
 	return -1;
 }
 
-static double
-now_s(void)
-{
-	return sbx_monotonic();
-}
-
 static int
 ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e)
@@ -770,7 +764,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	}
 	sbx_time_rfc3339(stamp, sizeof stamp, time(NULL));
 	res->trace.start_time = strdup(stamp);
-	t0 = now_s();
+	t0 = sbx_monotonic();
 	if (m->rt.rootless) {
 		/* Without root, joining the PID namespace needs its user namespace
 		 * first, and there is no way back: a child of ours does both. */
@@ -859,7 +853,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			sbx_pty_winsize(master);
 		}
 		if (deadline > 0) {
-			double left = (term_at > 0 ? term_at : deadline) - now_s();
+			double left = (term_at > 0 ? term_at : deadline) - sbx_monotonic();
 
 			if (left <= 0 && wall_clock) {
 				expired = 1;
@@ -874,7 +868,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 					/* timeout(1): TERM first, KILL after the grace period. */
 					kill(pid, SIGTERM);
 					killed_term = 1;
-					term_at = now_s() + x->kill_after_s;
+					term_at = sbx_monotonic() + x->kill_after_s;
 					timed_out = 1;
 					continue;
 				}
@@ -912,7 +906,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	}
 	while (wait4(pid, &status, 0, &ru) == -1 && errno == EINTR)
 		;
-	res->trace.elapsed_s = now_s() - t0;
+	res->trace.elapsed_s = sbx_monotonic() - t0;
 	sbx_pty_restore();
 	n = read(errp[0], &ce, sizeof ce);
 	if (n == (ssize_t)sizeof ce) {

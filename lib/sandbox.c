@@ -48,14 +48,15 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 	if (m->sandbox_id != NULL && sbx_store_exists(s, m->sandbox_id)) {
 		/* Idempotent: a retried provision returns the sandbox it made before. */
 		char *keep = strdup(m->sandbox_id);
+		int r;
 
 		sbx_manifest_free(m);
 		if (keep == NULL)
 			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		*existed = 1;
-		tries = sbx_sandbox_view(s, keep, m, e);
+		r = sbx_sandbox_view(s, keep, m, e);
 		free(keep);
-		return tries;
+		return r;
 	}
 	if ((drv = sbx_driver_for(m, e)) == NULL || drv->check(s, m, e) == -1)
 		return -1;
@@ -109,6 +110,23 @@ fail:
 	}
 	close(lock);
 	return -1;
+}
+
+/* Lock sandbox id (shared or exclusive, waiting) and read its state (as stored,
+ * or as the view reports it). Returns the lock fd; on failure nothing is held. */
+static int
+lock_and_load(const struct sbx_store *s, const char *id, int exclusive, int view,
+    struct sbx_manifest *m, struct sbx_err *e)
+{
+	int lock;
+
+	if ((lock = sbx_store_lock(s, id, exclusive, 1, e)) == -1)
+		return -1;
+	if ((view ? sbx_sandbox_view(s, id, m, e) : sbx_state_load(s, id, m, e)) == -1) {
+		close(lock);
+		return -1;
+	}
+	return lock;
 }
 
 static int
@@ -177,12 +195,8 @@ sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec
 
 	res->status = SBX_EX_RUNFAIL;
 	sbx_trace_init(&res->trace);
-	if ((lock = sbx_store_lock(s, id, 0, 1, e)) == -1)
+	if ((lock = lock_and_load(s, id, 0, 0, &m, e)) == -1)
 		return -1;
-	if (sbx_state_load(s, id, &m, e) == -1) {
-		close(lock);
-		return -1;
-	}
 	if (m.status == NULL || (strcmp(m.status, "ready") != 0 && strcmp(m.status, "executing"))) {
 		sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is %s, not ready", m.status ? m.status : "?");
 		goto out;
@@ -259,12 +273,8 @@ sbx_sandbox_pause(const struct sbx_store *s, const char *id, int pause, struct s
 	struct sbx_manifest m;
 	int lock, r = -1;
 
-	if ((lock = sbx_store_lock(s, id, 1, 1, e)) == -1)
+	if ((lock = lock_and_load(s, id, 1, 1, &m, e)) == -1)
 		return -1;
-	if (sbx_sandbox_view(s, id, &m, e) == -1) {
-		close(lock);
-		return -1;
-	}
 	/* The view says executing while runs go on; the stored state says ready. */
 	if (pause && m.status && strcmp(m.status, "executing") == 0) {
 		free(m.status);
@@ -313,12 +323,8 @@ sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *reason
 	int lock, r = -1;
 	char *why;
 
-	if ((lock = sbx_store_lock(s, id, 1, 1, e)) == -1)
+	if ((lock = lock_and_load(s, id, 1, 0, &m, e)) == -1)
 		return -1;
-	if (sbx_state_load(s, id, &m, e) == -1) {
-		close(lock);
-		return -1;
-	}
 	if (m.status && strcmp(m.status, "terminated") == 0) {
 		r = 0;    /* someone was first */
 		goto out;
@@ -350,14 +356,12 @@ sbx_sandbox_note(const struct sbx_store *s, const char *id, const char *warning,
 	struct sbx_manifest m;
 	int lock, r = -1;
 
-	if ((lock = sbx_store_lock(s, id, 1, 1, e)) == -1)
+	if ((lock = lock_and_load(s, id, 1, 0, &m, e)) == -1)
 		return -1;
-	if (sbx_state_load(s, id, &m, e) == 0) {
-		free(m.last_warning);
-		if ((m.last_warning = strdup(warning)) != NULL)
-			r = sbx_state_save(s, &m, e);
-		sbx_manifest_free(&m);
-	}
+	free(m.last_warning);
+	if ((m.last_warning = strdup(warning)) != NULL)
+		r = sbx_state_save(s, &m, e);
+	sbx_manifest_free(&m);
 	close(lock);
 	return r;
 }
@@ -369,12 +373,8 @@ sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e
 	struct sbx_manifest m;
 	int lock, r = -1;
 
-	if ((lock = sbx_store_lock(s, id, 1, 1, e)) == -1)
+	if ((lock = lock_and_load(s, id, 1, 0, &m, e)) == -1)
 		return -1;
-	if (sbx_state_load(s, id, &m, e) == -1) {
-		close(lock);
-		return -1;
-	}
 	if ((drv = sbx_driver_for(&m, e)) == NULL)
 		goto out;
 	if (sbx_state_transition(&m, "cleanup", e) == -1 || sbx_state_save(s, &m, e) == -1)

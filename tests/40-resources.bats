@@ -4,7 +4,7 @@ load helpers
 
 # field FILE KEY: a value from a trace file
 field() {
-	sed -n "s/^ *$2: \"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" "$1"
+	yaml_value "$2" "$1"
 }
 
 @test "a memory hog is OOM-killed: exit 137, oom_killed true, kill_reason memory" {

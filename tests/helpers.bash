@@ -46,9 +46,14 @@ provision() {
 	[[ $ID == sbx-* ]] || [ -n "$ID" ]
 }
 
+# yaml_value KEY [FILE]: the first `KEY: value` of a YAML document (file or stdin).
+yaml_value() {
+	sed -n "s/^ *$1: \"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" "${2:-/dev/stdin}" | head -n 1
+}
+
 # A value from the sandbox's state document: state ID KEY (top level or runtime_state).
 state() {
-	sbx-inspect "$1" | sed -n "s/^ *$2: \"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" | head -n 1
+	sbx-inspect "$1" | yaml_value "$2"
 }
 
 # Prove, from inside, that the sandbox holds before anything hostile runs in it:
