@@ -15,7 +15,7 @@ SBX_CFLAGS := -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -Ilib \
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wno-format-truncation \
 	-fstack-protector-strong -fstack-clash-protection -fPIE
 SBX_LDFLAGS := -pie -Wl,-z,relro,-z,now,-z,noexecstack
-LIBS := -lyaml -lseccomp -lcap -lm
+LIBS := -lyaml -lseccomp -lcap -larchive -lm
 
 ifeq ($(SANITIZE),1)
 SBX_CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -26,7 +26,7 @@ SBX_CFLAGS += -D_FORTIFY_SOURCE=3
 B := build/rel
 endif
 
-PROGS := sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause
+PROGS := sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause sbx-snap sbx-fork
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:lib/%.c=$(B)/lib/%.o)
 BINS := $(PROGS:%=$(B)/bin/%)

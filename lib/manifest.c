@@ -786,22 +786,33 @@ cross_check(struct ctx *c, const struct sbx_node *root, const struct sbx_manifes
 }
 
 int
-sbx_manifest_parse(const char *name, const char *buf, size_t len, struct sbx_manifest *m,
+sbx_manifest_from_node(const char *name, const struct sbx_node *root, struct sbx_manifest *m,
     struct sbx_err *e)
 {
 	struct ctx c = { name, e };
+	int r;
+
+	sbx_manifest_init(m);
+	r = parse_map(&c, root, top_fields, m, NULL);
+	if (r == 0)
+		r = cross_check(&c, root, m);
+	if (r == -1)
+		sbx_manifest_free(m);
+	return r;
+}
+
+int
+sbx_manifest_parse(const char *name, const char *buf, size_t len, struct sbx_manifest *m,
+    struct sbx_err *e)
+{
 	struct sbx_node *root;
 	int r;
 
 	sbx_manifest_init(m);
 	if (sbx_doc_parse(name, buf, len, &root, e) == -1)
 		return -1;
-	r = parse_map(&c, root, top_fields, m, NULL);
-	if (r == 0)
-		r = cross_check(&c, root, m);
+	r = sbx_manifest_from_node(name, root, m, e);
 	sbx_node_free(root);
-	if (r == -1)
-		sbx_manifest_free(m);
 	return r;
 }
 

@@ -100,6 +100,9 @@ struct sbx_manifest {
 /* Parse and validate a manifest or state document; sets no defaults. */
 int sbx_manifest_parse(const char *name, const char *buf, size_t len, struct sbx_manifest *m,
     struct sbx_err *e);
+/* The same for a node of a larger document (a snapshot's manifest). */
+int sbx_manifest_from_node(const char *name, const struct sbx_node *root, struct sbx_manifest *m,
+    struct sbx_err *e);
 /* Read FILE, or stdin for NULL / "-". */
 int sbx_manifest_load(const char *path, struct sbx_manifest *m, struct sbx_err *e);
 /* Fill every unset key with its least-privilege default and resolve `auto`. */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -34,6 +35,7 @@
 #include "quota.h"
 #include "rootfs.h"
 #include "seccomp_profile.h"
+#include "snapshot.h"
 #include "util.h"
 
 #define ID_RANGE 65536
@@ -232,14 +234,93 @@ init_loop(void)
 	}
 }
 
+/* The go-ahead for init, with the ID-mapped snapshot layers (SCM_RIGHTS). */
+static int
+send_go(int sock, const int *fds, size_t n)
+{
+	char c = 'g', buf[CMSG_SPACE(sizeof(int) * SBX_MAX_LAYERS)];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	if (n > 0) {
+		memset(buf, 0, sizeof buf);
+		msg.msg_control = buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+	}
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+static int
+recv_go(int sock, int *fds, size_t n)
+{
+	char c, buf[CMSG_SPACE(sizeof(int) * SBX_MAX_LAYERS)];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
+		.msg_controllen = sizeof buf };
+	struct cmsghdr *cm;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	if (n == 0)
+		return 0;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (cm == NULL || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * n))
+		return -1;
+	memcpy(fds, CMSG_DATA(cm), sizeof(int) * n);
+	return 0;
+}
+
+/*
+ * Detached read-only mounts of the snapshot layers, ID-mapped into the user
+ * namespace of pid: files the layer stores as owned by 0..65535 belong to
+ * the sandbox's own IDs, whichever range it got. Only the host's root can
+ * make them; the sandbox's init attaches them.
+ */
+static int
+idmapped_layers(pid_t pid, const struct sbx_lowers *lw, int *fds, struct sbx_err *e)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
+		MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+	char p[64];
+	size_t i;
+	int uns;
+
+	snprintf(p, sizeof p, "/proc/%d/ns/user", (int)pid);
+	if ((uns = open(p, O_RDONLY | O_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p);
+	attr.userns_fd = (unsigned)uns;
+	for (i = 0; i < lw->n; i++) {
+		if ((fds[i] = open_tree(AT_FDCWD, lw->dirs[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC))
+		    == -1 || mount_setattr(fds[i], "", AT_EMPTY_PATH, &attr, sizeof attr) == -1) {
+			sbx_err_sys(e, errno == EINVAL || errno == ENOSYS ? SBX_EX_UNAVAILABLE :
+			    SBX_EX_OSERR, "ID-mapped mount of snapshot layer %s", lw->dirs[i]);
+			if (fds[i] != -1)
+				close(fds[i]);
+			while (i-- > 0)
+				close(fds[i]);
+			close(uns);
+			return -1;
+		}
+	}
+	close(uns);
+	return 0;
+}
+
 static void __attribute__((noreturn))
-init_main(const struct sbx_store *s, const struct sbx_manifest *m, int go, int status)
+init_main(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_lowers *lw, int go, int status)
 {
 	struct init_msg msg = { 0 };
-	int *srcfds;
-	char c;
+	int *srcfds, layerfds[SBX_MAX_LAYERS];
+	int mapped = !m->rt.rootless && lw->n > 0;
 
-	if (read(go, &c, 1) != 1)
+	if (recv_go(go, layerfds, mapped ? lw->n : 0) == -1)
 		_exit(1);
 	close(go);
 	if ((srcfds = calloc(m->n_mounts + 1, sizeof *srcfds)) == NULL ||
@@ -258,7 +339,8 @@ init_main(const struct sbx_store *s, const struct sbx_manifest *m, int go, int s
 		sbx_err_sys(&msg.err, SBX_EX_OSERR, "sethostname");
 		goto fail;
 	}
-	if (loopback_up(&msg.err) == -1 || sbx_rootfs_enter(s, m, srcfds, &msg.err) == -1)
+	if (loopback_up(&msg.err) == -1 ||
+	    sbx_rootfs_enter(s, m, lw, mapped ? layerfds : NULL, srcfds, &msg.err) == -1)
 		goto fail;
 	setsid();
 	msg.ok = 1;
@@ -307,16 +389,21 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	struct sbx_cgroup cg, initcg;
 	struct sbx_cg_limits lim = { 0 };
 	struct init_msg msg;
+	struct sbx_lowers lw;
 	char spec[4096];
-	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0;
+	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0, layerfds[SBX_MAX_LAYERS];
+	size_t nfds = 0, i;
 	pid_t pid = -1;
 	ssize_t n;
 
 	m->has_rt = 1;
 	m->rt.rootless = s->rootless;
+	memset(&lw, 0, sizeof lw);
 	if (pick_ids(s, m, e) == -1 ||
-	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, e) == -1)
+	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, &lw, e) == -1) {
+		sbx_lowers_free(&lw);
 		return -1;
+	}
 	/* cgroups: limits need them; without them runs are counted by rusage. */
 	if (sbx_cgroup_host(&h, e) == 0 && sbx_cgroup_create(&h, s->group, m->sandbox_id, &cg, e) == 0) {
 		have_cg = 1;
@@ -342,7 +429,8 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 			goto fail;
 		}
 	}
-	if (pipe2(go, O_CLOEXEC) == -1 || pipe2(st, O_CLOEXEC) == -1) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) == -1 ||
+	    pipe2(st, O_CLOEXEC) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "pipe");
 		goto fail;
 	}
@@ -356,7 +444,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	if (pid == 0) {
 		close(go[1]);
 		close(st[0]);
-		init_main(s, m, go[0], st[1]);
+		init_main(s, m, &lw, go[0], st[1]);
 	}
 	close(go[0]);
 	close(st[1]);
@@ -365,10 +453,18 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	sbx_crash_point("create-cloned");
 	if (write_maps(pid, m, e) == -1 || (have_cg && sbx_cgroup_enter(&initcg, pid, e) == -1))
 		goto fail;
-	if (write(go[1], "g", 1) != 1) {
+	if (!m->rt.rootless && lw.n > 0) {
+		if (idmapped_layers(pid, &lw, layerfds, e) == -1)
+			goto fail;
+		nfds = lw.n;
+	}
+	if (send_go(go[1], layerfds, nfds) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "start init");
 		goto fail;
 	}
+	for (i = 0; i < nfds; i++)
+		close(layerfds[i]);
+	nfds = 0;
 	n = read(st[0], &msg, sizeof msg);
 	if (n != (ssize_t)sizeof msg || !msg.ok) {
 		if (n == (ssize_t)sizeof msg)
@@ -380,8 +476,12 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	m->rt.start_ticks = (long long)sbx_proc_starttime(pid);
 	close(go[1]);
 	close(st[0]);
+	sbx_lowers_free(&lw);
 	return 0;
 fail:
+	for (i = 0; i < nfds; i++)
+		close(layerfds[i]);
+	sbx_lowers_free(&lw);
 	if (go[0] != -1) close(go[0]);
 	if (go[1] != -1) close(go[1]);
 	if (st[0] != -1) close(st[0]);

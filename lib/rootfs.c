@@ -14,6 +14,7 @@
 
 #include "quota.h"
 #include "rootfs.h"
+#include "snapshot.h"
 #include "util.h"
 
 /* Host directories a `rootfs: host` sandbox sees, read-only. Symlinks among them
@@ -150,28 +151,48 @@ make_skeleton(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t 
 	return mkdir_owned(p, 0755, uid, gid, e);
 }
 
+void
+sbx_lowers_free(struct sbx_lowers *lw)
+{
+	size_t i;
+
+	for (i = 0; i < lw->n; i++)
+		free(lw->dirs[i]);
+	free(lw->dirs);
+	free(lw->base);
+	memset(lw, 0, sizeof *lw);
+}
+
 int
 sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_t uid,
-    gid_t gid, struct sbx_err *e)
+    gid_t gid, struct sbx_lowers *lw, struct sbx_err *e)
 {
 	char p[1200];
 	struct stat st;
+	size_t i;
 
+	memset(lw, 0, sizeof *lw);
 	/* overlayfs takes ',' and ':' as separators in its options. */
 	if (strpbrk(s->root, ",:") != NULL)
 		return sbx_err_set(e, SBX_EX_DATAERR, "SBX_ROOT '%s': overlay paths cannot hold ',' "
 		    "or ':'", s->root);
-	if (strcmp(m->rootfs, "host") != 0) {
-		if (m->rootfs[0] != '/')
-			return sbx_err_set(e, SBX_EX_UNAVAILABLE, "rootfs '%s': snapshot and image "
-			    "roots are not supported by this build yet", m->rootfs);
-		if (strpbrk(m->rootfs, ",:") != NULL)
+	if (strcmp(m->rootfs, "host") == 0) {
+		lw->base = strdup("host");
+	} else if (m->rootfs[0] == '/') {
+		lw->base = strdup(m->rootfs);
+	} else if (sbx_snapshot_lowers(s, m->rootfs, &lw->dirs, &lw->n, &lw->base, e) == -1) {
+		return -1;
+	}
+	if (lw->base == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	if (strcmp(lw->base, "host") != 0) {
+		if (strpbrk(lw->base, ",:") != NULL)
 			return sbx_err_set(e, SBX_EX_DATAERR, "rootfs '%s': overlay paths cannot hold "
-			    "',' or ':'", m->rootfs);
-		if (stat(m->rootfs, &st) == -1)
-			return sbx_err_sys(e, 0, "rootfs %s", m->rootfs);
+			    "',' or ':'", lw->base);
+		if (stat(lw->base, &st) == -1)
+			return sbx_err_sys(e, 0, "rootfs %s", lw->base);
 		if (!S_ISDIR(st.st_mode))
-			return sbx_err_set(e, SBX_EX_DATAERR, "rootfs %s: not a directory", m->rootfs);
+			return sbx_err_set(e, SBX_EX_DATAERR, "rootfs %s: not a directory", lw->base);
 	}
 	if (sbx_store_path(s, m->sandbox_id, "layer", p, sizeof p, e) == -1 ||
 	    mkdir_owned(p, 0700, uid, gid, e) == -1)
@@ -192,7 +213,20 @@ sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_
 	    sbx_store_path(s, m->sandbox_id, "root", p, sizeof p, e) == -1 ||
 	    mkdir_owned(p, 0755, uid, gid, e) == -1)
 		return -1;
-	if (strcmp(m->rootfs, "host") == 0) {
+	if (lw->n > 0) {
+		if (sbx_store_path(s, m->sandbox_id, "lowers", p, sizeof p, e) == -1 ||
+		    mkdir_owned(p, 0700, uid, gid, e) == -1)
+			return -1;
+		for (i = 0; i < lw->n; i++) {
+			char sub[32];
+
+			snprintf(sub, sizeof sub, "lowers/%zu", i);
+			if (sbx_store_path(s, m->sandbox_id, sub, p, sizeof p, e) == -1 ||
+			    mkdir_owned(p, 0700, uid, gid, e) == -1)
+				return -1;
+		}
+	}
+	if (strcmp(lw->base, "host") == 0) {
 		if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
 		    make_skeleton(p, m, uid, gid, e) == -1)
 			return -1;
@@ -382,38 +416,70 @@ covered(const struct sbx_manifest *m, const char *guest)
 	return 0;
 }
 
-int
-sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m, const int *srcfds,
+/* Mount the snapshot layers on lowers/N and name them, top first, in opts. */
+static int
+mount_lowers(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_lowers *lw, const int *layerfds, char *opts, size_t size,
     struct sbx_err *e)
 {
-	char root[1200], upper[1200], work[1200], lower[1200], opts[4096], v[64];
+	char dst[1200], sub[32];
+	size_t i, len = strlen(opts);
+
+	for (i = lw->n; i-- > 0;) {
+		snprintf(sub, sizeof sub, "lowers/%zu", i);
+		if (sbx_store_path(s, m->sandbox_id, sub, dst, sizeof dst, e) == -1)
+			return -1;
+		if (layerfds != NULL ? move_mount(layerfds[i], "", AT_FDCWD, dst,
+		    MOVE_MOUNT_F_EMPTY_PATH) == -1 : mount(lw->dirs[i], dst, NULL,
+		    MS_BIND | MS_NOSUID | MS_NODEV, NULL) == -1)
+			return sbx_err_sys(e, SBX_EX_OSERR, "mount snapshot layer %zu", i);
+		/* Relative to the sandbox directory: 128 layers fit in one page of options. */
+		len += (size_t)snprintf(opts + len, size - len, "%s:", sub);
+		if (len >= size)
+			return sbx_err_set(e, SBX_EX_UNAVAILABLE, "too many snapshot layers");
+	}
+	return 0;
+}
+
+int
+sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_lowers *lw, const int *layerfds, const int *srcfds, struct sbx_err *e)
+{
+	char root[1200], upper[1200], work[1200], lower[1200], opts[4096], v[64], dir[1200];
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
 	struct stat st;
-	int rootfd = -1, i;
+	int rootfd = -1, i, host = strcmp(lw->base, "host") == 0;
 	size_t k;
 
-	if (sbx_store_path(s, m->sandbox_id, "root", root, sizeof root, e) == -1 ||
+	if (sbx_store_path(s, m->sandbox_id, NULL, dir, sizeof dir, e) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "root", root, sizeof root, e) == -1 ||
 	    sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1 ||
 	    sbx_store_path(s, m->sandbox_id, "layer/work", work, sizeof work, e) == -1)
 		return -1;
-	if (strcmp(m->rootfs, "host") == 0) {
+	if (host) {
 		if (sbx_store_path(s, m->sandbox_id, "lower", lower, sizeof lower, e) == -1)
 			return -1;
 	} else {
-		snprintf(lower, sizeof lower, "%s", m->rootfs);
+		snprintf(lower, sizeof lower, "%s", lw->base);
 	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "make / private");
-	/* userxattr: in a user namespace overlay keeps whiteouts in user.* xattrs. */
-	if (sbx_path(opts, sizeof opts, e, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lower,
-	    upper, work) == -1)
+	snprintf(opts, sizeof opts, "lowerdir=");
+	if (mount_lowers(s, m, lw, layerfds, opts, sizeof opts, e) == -1)
 		return -1;
+	/* userxattr: in a user namespace overlay keeps whiteouts in user.* xattrs. */
+	k = strlen(opts);
+	if (snprintf(opts + k, sizeof opts - k, "%s,upperdir=%s,workdir=%s,userxattr", lower,
+	    upper, work) >= (int)(sizeof opts - k))
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "overlay options too long");
+	if (chdir(dir) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", dir);
 	if (mount("overlay", root, "overlay", MS_NOSUID | MS_NODEV, opts) == -1)
 		return sbx_err_sys(e, errno == ENODEV ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR,
 		    "overlay on %s", root);
 	if ((rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "%s", root);
-	if (strcmp(m->rootfs, "host") == 0) {
+	if (host) {
 		for (i = 0; host_dirs[i]; i++)
 			if (lstat(host_dirs[i], &st) == 0 && S_ISDIR(st.st_mode) &&
 			    bind_into(rootfd, AT_FDCWD, host_dirs[i], host_dirs[i], BIND_RO, e) == -1)

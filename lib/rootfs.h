@@ -16,9 +16,22 @@
 #include "manifest.h"
 #include "state.h"
 
-/* Host side, at provision: make layer/, lower/ and root/ in the sandbox directory. */
+/*
+ * The read-only layers under a sandbox's writable layer. A sandbox made from
+ * a snapshot stacks the snapshot's cached layers (dirs, bottom first) on the
+ * snapshot's base root ("host" or a directory).
+ */
+struct sbx_lowers {
+	char **dirs;
+	size_t n;
+	char *base;
+};
+void sbx_lowers_free(struct sbx_lowers *lw);
+
+/* Host side, at provision: make layer/, lower/, lowers/N and root/ in the
+ * sandbox directory; fill lw (extracting snapshot layers not cached yet). */
 int sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_t uid,
-    gid_t gid, struct sbx_err *e);
+    gid_t gid, struct sbx_lowers *lw, struct sbx_err *e);
 /*
  * Inside the new user and mount namespaces, still with the caller's host
  * credentials: open the sources of filesystem_mounts (O_PATH), so a source
@@ -26,8 +39,13 @@ int sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, 
  * for m->n_mounts.
  */
 int sbx_rootfs_open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *e);
-/* Then, as the namespace's root: build the root and pivot into it. */
-int sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m, const int *srcfds,
-    struct sbx_err *e);
+/*
+ * Then, as the namespace's root: build the root and pivot into it. layerfds
+ * holds lw->n detached mounts of lw->dirs, ID-mapped into the sandbox's user
+ * namespace by the host (sandboxes with a range of IDs); NULL binds lw->dirs
+ * as they are (a rootless sandbox, whose one ID owns them).
+ */
+int sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_lowers *lw, const int *layerfds, const int *srcfds, struct sbx_err *e);
 
 #endif

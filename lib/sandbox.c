@@ -14,6 +14,7 @@
 #include "audit.h"
 #include "id.h"
 #include "sandbox.h"
+#include "snapshot.h"
 #include "util.h"
 #include "watchdog.h"
 
@@ -35,7 +36,7 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 	const struct sbx_driver *drv;
 	char id[SBX_ID_MAX + 1];
 	double now = sbx_realtime();
-	int lock = -1, tries;
+	int lock = -1, slock = -1, tries;
 
 	*existed = 0;
 	/* A dry run shows the document as given, defaults filled in; the host's
@@ -80,8 +81,16 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 	    sbx_state_transition(m, "provisioning", e) == -1 || sbx_state_save(s, m, e) == -1)
 		goto fail;
 	sbx_crash_point("provision-state");
+	/* A root made from a snapshot: retention must not take the snapshot meanwhile. */
+	if (strcmp(m->rootfs, "host") != 0 && m->rootfs[0] != '/' &&
+	    (slock = sbx_snap_lock(s, 0, e)) == -1)
+		goto fail;
 	if (drv->create(s, m, e) == -1)
 		goto fail;
+	if (slock != -1) {
+		close(slock);
+		slock = -1;
+	}
 	sbx_crash_point("provision-created");
 	/* The watchdog only reads the state, so it may start before it is saved. */
 	if (!(flags & SBX_PROV_NO_WATCHDOG) && sbx_watchdog_spawn(s, m, e) == -1) {
@@ -108,6 +117,8 @@ fail:
 		sbx_store_remove(s, m->sandbox_id, &ignored);
 		*e = saved;
 	}
+	if (slock != -1)
+		close(slock);
 	close(lock);
 	return -1;
 }

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* sbx-fork: N sandboxes from a snapshot, or keep the winning branch — see sbx-fork(1). */
+#include <getopt.h>
+
+#include "common.h"
+#include "fork.h"
+#include "sandbox.h"
+
+static void __attribute__((noreturn))
+usage(int code)
+{
+	fprintf(code ? stderr : stdout,
+	    "usage: sbx-fork [-n N] [--id PREFIX] [-o yaml|json] [-c ID] [SNAP | SANDBOX | -]\n"
+	    "       sbx-fork --select WINNER\n");
+	exit(code);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "count", required_argument, NULL, 'n' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "select", required_argument, NULL, 'S' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "correlation-id", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sbx_err e = { 0 };
+	struct sbx_store store;
+	enum sbx_format fmt = SBX_FMT_ID;
+	const char *prefix = NULL, *winner = NULL;
+	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1], **ids, *end;
+	long n = 1, k;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "n:i:o:c:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || n < 1 || n > 10000)
+				errx(SBX_EX_USAGE, "-n: '%s' is not a count from 1 to 10000", optarg);
+			break;
+		case 'i': prefix = optarg; break;
+		case 'S': winner = optarg; break;
+		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
+		case 'c': sbx_audit_set_correlation(optarg); break;
+		case 'h': usage(0);
+		case 'V': sbx_version();
+		default: usage(SBX_EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (sbx_store_open(&store, &e) == -1)
+		sbx_die(&e, "state root");
+	if (winner != NULL) {
+		if (argc > 0 || prefix != NULL)
+			usage(SBX_EX_USAGE);
+		if (sbx_id_check(winner, &e) == -1 || sbx_fork_select(&store, winner, out, &e) == -1)
+			sbx_die(&e, winner);
+		printf("%s\n", out);
+		return sbx_flush_stdout();
+	}
+	if (argc > 1)
+		usage(SBX_EX_USAGE);
+	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, "snapshot_id", id, sizeof id, &e) == -1) {
+		if (e.code == SBX_EX_USAGE)
+			usage(SBX_EX_USAGE);
+		sbx_die(&e, NULL);
+	}
+	if (sbx_fork(&store, id, n, prefix, &ids, &e) == -1)
+		sbx_die(&e, id);
+	for (k = 0; k < n; k++) {
+		if (fmt == SBX_FMT_ID) {
+			printf("%s\n", ids[k]);
+		} else {
+			struct sbx_manifest m;
+
+			if (sbx_sandbox_view(&store, ids[k], &m, &e) == 0) {
+				sbx_manifest_emit(stdout, &m, fmt);
+				sbx_manifest_free(&m);
+			}
+		}
+		free(ids[k]);
+	}
+	free(ids);
+	return sbx_flush_stdout();
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/* sbx-snap: snapshot a sandbox; list, inspect, verify, remove, restore,
+ * export and import snapshots — see sbx-snap(1). */
+#include <fcntl.h>
+#include <getopt.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "fork.h"
+#include "snapshot.h"
+
+static void __attribute__((noreturn))
+usage(int code)
+{
+	fprintf(code ? stderr : stdout,
+	    "usage: sbx-snap [create] [--id SNAP] [-o yaml|json] [-c ID] [SANDBOX | -]\n"
+	    "       sbx-snap list [-o yaml|json]\n"
+	    "       sbx-snap inspect [-o yaml|json] [SNAP | -]\n"
+	    "       sbx-snap verify SNAP...\n"
+	    "       sbx-snap remove SNAP...\n"
+	    "       sbx-snap restore [--id SANDBOX] [SNAP | -]\n"
+	    "       sbx-snap export [-f FILE] [SNAP | -]\n"
+	    "       sbx-snap import [FILE | -]\n");
+	exit(code);
+}
+
+static const char *const verbs[] = { "create", "list", "inspect", "verify", "remove", "restore",
+	"export", "import", NULL };
+
+/* The snapshot (or sandbox) operand, or the ID on stdin. */
+static void
+operand(int argc, char *argv[], const char *key, char *id, size_t size)
+{
+	struct sbx_err e = { 0 };
+
+	if (argc > 1)
+		usage(SBX_EX_USAGE);
+	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, key, id, size, &e) == -1) {
+		if (e.code == SBX_EX_USAGE)
+			usage(SBX_EX_USAGE);
+		sbx_die(&e, NULL);
+	}
+}
+
+static int
+show(const struct sbx_store *s, const char *id, enum sbx_format fmt)
+{
+	struct sbx_snapshot sn;
+	struct sbx_err e = { 0 };
+
+	if (fmt == SBX_FMT_ID) {
+		printf("%s\n", id);
+		return 0;
+	}
+	if (sbx_snapshot_load(s, id, &sn, &e) == -1) {
+		warnx("%s: %s", id, e.msg);
+		return e.code;
+	}
+	if (sbx_snapshot_emit(stdout, &sn, fmt) == -1)
+		errx(SBX_EX_IOERR, "stdout: write failed");
+	sbx_snapshot_free(&sn);
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "id", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "correlation-id", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sbx_err e = { 0 };
+	struct sbx_store store;
+	enum sbx_format fmt = SBX_FMT_ID;
+	const char *want = NULL, *file = NULL, *verb = "create";
+	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1];
+	int c, i, rc = 0, r;
+
+	while ((c = getopt_long(argc, argv, "i:o:f:c:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': want = optarg; break;
+		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
+		case 'f': file = optarg; break;
+		case 'c': sbx_audit_set_correlation(optarg); break;
+		case 'h': usage(0);
+		case 'V': sbx_version();
+		default: usage(SBX_EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	for (i = 0; argc > 0 && verbs[i]; i++)
+		if (strcmp(argv[0], verbs[i]) == 0) {
+			verb = verbs[i];
+			argc--;
+			argv++;
+			break;
+		}
+	if ((file && strcmp(verb, "export") != 0) || (want && strcmp(verb, "create") != 0 &&
+	    strcmp(verb, "restore") != 0))
+		usage(SBX_EX_USAGE);
+	if (sbx_store_open(&store, &e) == -1)
+		sbx_die(&e, "state root");
+
+	if (strcmp(verb, "create") == 0) {
+		struct sbx_snap_opts o = { want, "manual" };
+
+		operand(argc, argv, "sandbox_id", id, sizeof id);
+		if (sbx_snapshot_create(&store, id, &o, out, &e) == -1)
+			sbx_die(&e, id);
+		rc = show(&store, out, fmt);
+	} else if (strcmp(verb, "list") == 0) {
+		char **ids;
+		size_t n, k;
+
+		if (argc > 0)
+			usage(SBX_EX_USAGE);
+		if (sbx_snapshot_list(&store, &ids, &n, &e) == -1)
+			sbx_die(&e, "snapshots");
+		for (k = 0; k < n; k++) {
+			if ((r = show(&store, ids[k], fmt)) != 0 && rc == 0)
+				rc = r;
+			free(ids[k]);
+		}
+		free(ids);
+	} else if (strcmp(verb, "inspect") == 0) {
+		operand(argc, argv, "snapshot_id", id, sizeof id);
+		rc = show(&store, id, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt);
+	} else if (strcmp(verb, "verify") == 0 || strcmp(verb, "remove") == 0) {
+		int verify = verb[0] == 'v';
+
+		if (argc == 0)
+			usage(SBX_EX_USAGE);
+		for (i = 0; i < argc; i++) {
+			if (sbx_id_check(argv[i], &e) == -1 || (verify ?
+			    sbx_snapshot_verify(&store, argv[i], &e) :
+			    sbx_snapshot_remove(&store, argv[i], &e)) == -1) {
+				warnx("%s: %s", argv[i], e.msg);
+				if (rc == 0 || (rc == SBX_EX_NO && e.code != SBX_EX_NO))
+					rc = e.code;
+				continue;
+			}
+			if (verify)
+				fprintf(stderr, "sbx-snap: %s: every layer matches its digest\n", argv[i]);
+			else
+				printf("%s\n", argv[i]);
+		}
+	} else if (strcmp(verb, "restore") == 0) {
+		char **ids;
+
+		operand(argc, argv, "snapshot_id", id, sizeof id);
+		if (sbx_restore(&store, id, want, &ids, &e) == -1)
+			sbx_die(&e, id);
+		printf("%s\n", ids[0]);
+		free(ids[0]);
+		free(ids);
+	} else if (strcmp(verb, "export") == 0) {
+		int fd = 1;
+
+		operand(argc, argv, "snapshot_id", id, sizeof id);
+		if (file == NULL && isatty(1))
+			errx(SBX_EX_USAGE, "export: stdout is a terminal; redirect it or use -f FILE");
+		if (file != NULL && (fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0600)) == -1)
+			err(SBX_EX_CANTCREAT, "%s", file);
+		if (sbx_snapshot_export(&store, id, fd, &e) == -1) {
+			if (file != NULL)
+				unlink(file);
+			sbx_die(&e, id);
+		}
+		if (file != NULL && (fsync(fd) == -1 || close(fd) == -1))
+			err(SBX_EX_IOERR, "%s", file);
+	} else {
+		int fd = 0;
+
+		if (argc > 1)
+			usage(SBX_EX_USAGE);
+		if (argc == 1 && strcmp(argv[0], "-") != 0 &&
+		    (fd = open(argv[0], O_RDONLY | O_CLOEXEC)) == -1)
+			err(errno == ENOENT ? SBX_EX_NOINPUT : SBX_EX_NOPERM, "%s", argv[0]);
+		if (fd == 0 && isatty(0))
+			usage(SBX_EX_USAGE);
+		if (sbx_snapshot_import(&store, fd, out, &e) == -1)
+			sbx_die(&e, argc ? argv[0] : "<stdin>");
+		rc = show(&store, out, fmt);
+	}
+	r = sbx_flush_stdout();
+	return rc ? rc : r;
+}

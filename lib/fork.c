@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/* Forks: children of a snapshot, the fork budget, and keeping the winner. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "fork.h"
+#include "sandbox.h"
+#include "snapshot.h"
+#include "util.h"
+
+/* Forks of one store take turns: counting children and making them is one step. */
+static int
+fork_lock(const struct sbx_store *s, struct sbx_err *e)
+{
+	char p[1200];
+	int fd;
+
+	if (sbx_path(p, sizeof p, e, "%s/snapshots/.fork.lock", s->root) == -1)
+		return -1;
+	if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	if (flock(fd, LOCK_EX) == -1) {
+		close(fd);
+		return sbx_err_sys(e, SBX_EX_OSERR, "lock %s", p);
+	}
+	return fd;
+}
+
+static int fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
+    const char *exact, char ***ids, struct sbx_err *e);
+
+static void
+free_ids(char **ids, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+/* One child: the snapshot's manifest, a new ID, the snapshot as its root. */
+static int
+make_child(const struct sbx_store *s, const char *snap, const char *id, char **out,
+    struct sbx_err *e)
+{
+	struct sbx_snapshot sn;
+	struct sbx_manifest *m;
+	int existed, r;
+
+	if (sbx_snapshot_load(s, snap, &sn, e) == -1)
+		return -1;
+	m = &sn.manifest;
+	free(m->rootfs);
+	free(m->sandbox_id);
+	m->sandbox_id = NULL;
+	if ((m->rootfs = strdup(snap)) == NULL || (id && (m->sandbox_id = strdup(id)) == NULL)) {
+		sbx_snapshot_free(&sn);
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	}
+	r = sbx_sandbox_provision(s, m, 0, &existed, e);
+	if (r == 0 && (*out = strdup(m->sandbox_id)) == NULL)
+		r = sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	sbx_snapshot_free(&sn);
+	return r;
+}
+
+int
+sbx_fork(const struct sbx_store *s, const char *src, long n, const char *prefix,
+    char ***ids, struct sbx_err *e)
+{
+	return fork_n(s, src, n, prefix, NULL, ids, e);
+}
+
+int
+sbx_restore(const struct sbx_store *s, const char *snap, const char *id, char ***ids,
+    struct sbx_err *e)
+{
+	if (sbx_id_check(snap, e) == -1 || (id && sbx_id_check(id, e) == -1))
+		return -1;
+	if (!sbx_snapshot_exists(s, snap))
+		return sbx_err_set(e, SBX_EX_NOINPUT, "no such snapshot");
+	return fork_n(s, snap, 1, NULL, id, ids, e);
+}
+
+/* n children of src named prefix-K, or the one child named exact, or fresh IDs. */
+static int
+fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
+    const char *exact, char ***ids, struct sbx_err *e)
+{
+	char snap[SBX_ID_MAX + 1], id[SBX_ID_MAX + 1], **kids = NULL, detail[256];
+	struct sbx_snapshot sn;
+	size_t nkids = 0, made = 0, i;
+	long k, fresh = 0;
+	int lock = -1, r = -1;
+	char *made_now;
+
+	*ids = NULL;
+	if (sbx_id_check(src, e) == -1)
+		return -1;
+	if (prefix != NULL && (strlen(prefix) + 12 > SBX_ID_MAX || !sbx_id_valid(prefix)))
+		return sbx_err_set(e, SBX_EX_DATAERR, "--id '%s': not a valid ID prefix (at most "
+		    "%d characters)", prefix, SBX_ID_MAX - 12);
+	if (sbx_snapshot_exists(s, src)) {
+		snprintf(snap, sizeof snap, "%s", src);
+	} else if (sbx_store_exists(s, src)) {
+		struct sbx_snap_opts o = { NULL, "fork" };
+		char base[SBX_ID_MAX + 1];
+
+		if (prefix != NULL) {
+			snprintf(base, sizeof base, "%s-base", prefix);
+			o.id = base;
+		}
+		if (sbx_snapshot_create(s, src, &o, snap, e) == -1)
+			return sbx_err_prefix(e, "snapshot of %s", src);
+	} else {
+		return sbx_err_set(e, SBX_EX_NOINPUT, "%s: no such snapshot or sandbox", src);
+	}
+	if (sbx_snapshot_load(s, snap, &sn, e) == -1)
+		return -1;
+	if ((*ids = calloc((size_t)n, sizeof **ids)) == NULL ||
+	    (made_now = calloc((size_t)n, 1)) == NULL) {
+		free(*ids);
+		*ids = NULL;
+		sbx_snapshot_free(&sn);
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	}
+	if ((lock = fork_lock(s, e)) == -1 || sbx_snapshot_children(s, snap, &kids, &nkids, e) == -1)
+		goto out;
+	for (k = 0; k < n; k++) {
+		if (exact != NULL)
+			snprintf(id, sizeof id, "%s", exact);
+		else if (prefix != NULL)
+			snprintf(id, sizeof id, "%s-%ld", prefix, k + 1);
+		if ((prefix == NULL && exact == NULL) || !sbx_store_exists(s, id))
+			fresh++;
+	}
+	if ((long long)nkids + fresh > sn.manifest.max_fork_factor) {
+		sbx_err_set(e, SBX_EX_TEMPFAIL, "snapshot %s has %zu live children; %ld more would "
+		    "pass its fork.max_fork_factor of %lld (destroy some, or fork from a manifest "
+		    "with a larger one)", snap, nkids, fresh, sn.manifest.max_fork_factor);
+		goto out;
+	}
+	for (k = 0; k < n; k++) {
+		const char *want = NULL;
+
+		if (prefix != NULL || exact != NULL) {
+			if (exact != NULL)
+				snprintf(id, sizeof id, "%s", exact);
+			else
+				snprintf(id, sizeof id, "%s-%ld", prefix, k + 1);
+			want = id;
+			made_now[k] = !sbx_store_exists(s, id);
+		} else {
+			made_now[k] = 1;
+		}
+		if (make_child(s, snap, want, &(*ids)[k], e) == -1)
+			goto out;
+		made++;
+		sbx_crash_point("fork-child");
+	}
+	snprintf(detail, sizeof detail, "%ld children of %s", n, snap);
+	sbx_audit(s, src, "fork", "ok", detail, NULL);
+	r = 0;
+out:
+	if (r == -1 && *ids != NULL) {
+		/* Leave nothing half-made behind: the children this call made go. */
+		for (i = 0; i < made; i++)
+			if (made_now[i] && (*ids)[i] != NULL) {
+				struct sbx_err ignored;
+
+				sbx_sandbox_destroy(s, (*ids)[i], &ignored);
+			}
+		free_ids(*ids, (size_t)n);
+		*ids = NULL;
+		sbx_audit(s, src, "fork", "error", e->msg, NULL);
+	}
+	free(made_now);
+	free_ids(kids, nkids);
+	sbx_snapshot_free(&sn);
+	if (lock != -1)
+		close(lock);
+	return r;
+}
+
+int
+sbx_fork_select(const struct sbx_store *s, const char *winner, char out[SBX_ID_MAX + 1],
+    struct sbx_err *e)
+{
+	struct sbx_snap_opts o = { NULL, "select" };
+	struct sbx_manifest m;
+	char **kids = NULL, *parent, detail[512];
+	size_t nkids = 0, i, retired = 0;
+	int r = -1;
+
+	if (sbx_id_check(winner, e) == -1 || sbx_sandbox_view(s, winner, &m, e) == -1)
+		return -1;
+	parent = m.rootfs;
+	m.rootfs = NULL;
+	sbx_manifest_free(&m);
+	if (parent == NULL || strcmp(parent, "host") == 0 || parent[0] == '/' ||
+	    !sbx_snapshot_exists(s, parent)) {
+		sbx_err_set(e, SBX_EX_DATAERR, "sandbox %s was not made from a snapshot", winner);
+		goto out;
+	}
+	if (sbx_snapshot_create(s, winner, &o, out, e) == -1)
+		goto out;
+	if (sbx_snapshot_children(s, parent, &kids, &nkids, e) == -1)
+		goto out;
+	for (i = 0; i < nkids; i++) {
+		struct sbx_err de;
+
+		if (strcmp(kids[i], winner) == 0)
+			continue;
+		if (sbx_sandbox_destroy(s, kids[i], &de) == 0 || de.code == SBX_EX_NOINPUT)
+			retired++;
+	}
+	snprintf(detail, sizeof detail, "winner of %s; new head %s; %zu siblings retired", parent,
+	    out, retired);
+	sbx_audit(s, winner, "select", "ok", detail, NULL);
+	r = 0;
+out:
+	if (r == -1)
+		sbx_audit(s, winner, "select", "error", e->msg, NULL);
+	free_ids(kids, nkids);
+	free(parent);
+	return r;
+}

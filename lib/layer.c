@@ -1,0 +1,742 @@
+/* SPDX-License-Identifier: MIT */
+/* Layers: directory trees as content-addressed tar + zstd archives, and back. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "layer.h"
+#include "sha256.h"
+#include "util.h"
+
+#define CHUNK (1 << 18)
+#define MAX_ENTRIES 4000000LL
+#define MAX_IDS 65536LL
+#define OPAQUE "user.overlay.opaque"
+
+long long
+sbx_layer_max_bytes(void)
+{
+	const char *v = getenv("SBX_LAYER_MAX_MB");
+	long long mb;
+
+	if (v != NULL && (mb = atoll(v)) > 0)
+		return mb << 20;
+	return 64LL << 30;
+}
+
+static void
+hex(const unsigned char d[32], char out[SBX_DIGEST_HEX + 1])
+{
+	static const char x[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		out[2 * i] = x[d[i] >> 4];
+		out[2 * i + 1] = x[d[i] & 15];
+	}
+	out[SBX_DIGEST_HEX] = '\0';
+}
+
+/* A set of strings (paths seen), open addressing. */
+struct strset {
+	char **slot;
+	size_t cap, n;
+};
+
+static uint64_t
+fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static int
+strset_has(const struct strset *t, const char *s)
+{
+	size_t i;
+
+	if (t->cap == 0)
+		return 0;
+	for (i = fnv(s) & (t->cap - 1); t->slot[i]; i = (i + 1) & (t->cap - 1))
+		if (strcmp(t->slot[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+strset_add(struct strset *t, const char *s)
+{
+	size_t i;
+
+	if ((t->n + 1) * 2 > t->cap) {
+		struct strset g = { NULL, t->cap ? t->cap * 2 : 64, 0 };
+
+		if ((g.slot = calloc(g.cap, sizeof *g.slot)) == NULL)
+			return -1;
+		for (i = 0; i < t->cap; i++)
+			if (t->slot[i]) {
+				size_t j = fnv(t->slot[i]) & (g.cap - 1);
+
+				while (g.slot[j])
+					j = (j + 1) & (g.cap - 1);
+				g.slot[j] = t->slot[i];
+			}
+		g.n = t->n;
+		free(t->slot);
+		*t = g;
+	}
+	for (i = fnv(s) & (t->cap - 1); t->slot[i]; i = (i + 1) & (t->cap - 1))
+		if (strcmp(t->slot[i], s) == 0)
+			return 0;
+	if ((t->slot[i] = strdup(s)) == NULL)
+		return -1;
+	t->n++;
+	return 0;
+}
+
+static void
+strset_free(struct strset *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->cap; i++)
+		free(t->slot[i]);
+	free(t->slot);
+	t->slot = NULL;
+	t->cap = t->n = 0;
+}
+
+/* Packing */
+
+struct link {
+	dev_t dev;
+	ino_t ino;
+	char *path;
+};
+
+struct packer {
+	struct archive *a;
+	struct archive_entry *ent;
+	struct sbx_sha256 sha;
+	int outfd, werrno;
+	long long size, unpacked, entries, base, count;
+	struct link *links;
+	size_t n_links, cap_links;
+	char *buf;
+	struct sbx_err *e;
+};
+
+static la_ssize_t
+pack_write(struct archive *a, void *cd, const void *buf, size_t n)
+{
+	struct packer *p = cd;
+
+	(void)a;
+	sbx_sha256_update(&p->sha, buf, n);
+	if (sbx_write_all(p->outfd, buf, n) == -1) {
+		p->werrno = errno;
+		return -1;
+	}
+	p->size += (long long)n;
+	return (la_ssize_t)n;
+}
+
+static int
+ar_fail(struct packer *p, const char *path)
+{
+	if (p->werrno) {
+		errno = p->werrno;
+		return sbx_err_sys(p->e, SBX_EX_IOERR, "write the snapshot layer");
+	}
+	return sbx_err_set(p->e, SBX_EX_SOFTWARE, "archive %s: %s", path,
+	    archive_error_string(p->a) ? archive_error_string(p->a) : "failed");
+}
+
+static const char *
+hardlink_of(struct packer *p, const struct stat *st, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_links; i++)
+		if (p->links[i].dev == st->st_dev && p->links[i].ino == st->st_ino)
+			return p->links[i].path;
+	if (p->n_links == p->cap_links) {
+		size_t cap = p->cap_links ? p->cap_links * 2 : 16;
+		struct link *l = realloc(p->links, cap * sizeof *l);
+
+		if (l == NULL)
+			return NULL;
+		p->links = l;
+		p->cap_links = cap;
+	}
+	p->links[p->n_links].dev = st->st_dev;
+	p->links[p->n_links].ino = st->st_ino;
+	if ((p->links[p->n_links].path = strdup(path)) != NULL)
+		p->n_links++;
+	return NULL;
+}
+
+/* Copy the user.* xattrs the overlay and the sandbox set. */
+static int
+pack_xattrs(struct packer *p, int dirfd, const char *name, const char *path)
+{
+	char lp[64 + 256], names[8192], val[8192], *k;
+	ssize_t n, v;
+
+	snprintf(lp, sizeof lp, "/proc/self/fd/%d/%s", dirfd, name);
+	if ((n = llistxattr(lp, names, sizeof names)) == -1) {
+		if (errno == ENOTSUP || errno == ENODATA)
+			return 0;
+		return sbx_err_sys(p->e, SBX_EX_IOERR, "xattrs of %s", path);
+	}
+	for (k = names; k < names + n; k += strlen(k) + 1) {
+		if (strncmp(k, "user.", 5) != 0)
+			continue;
+		if (strncmp(k, "user.overlay.", 13) == 0 && strcmp(k, OPAQUE) != 0)
+			continue;
+		if ((v = lgetxattr(lp, k, val, sizeof val)) == -1) {
+			if (errno == ENODATA)
+				continue;
+			return sbx_err_sys(p->e, SBX_EX_IOERR, "xattr %s of %s", k, path);
+		}
+		archive_entry_xattr_add_entry(p->ent, k, val, (size_t)v);
+	}
+	return 0;
+}
+
+static int
+pack_zeros(struct packer *p, long long n, const char *path)
+{
+	static const char zero[CHUNK];
+
+	while (n > 0) {
+		size_t k = n > CHUNK ? CHUNK : (size_t)n;
+
+		if (archive_write_data(p->a, zero, k) < 0)
+			return ar_fail(p, path);
+		n -= (long long)k;
+	}
+	return 0;
+}
+
+/* File data; holes of sparse files are recorded as holes. */
+static int
+pack_data(struct packer *p, int fd, const struct stat *st, const char *path)
+{
+	off_t pos = 0, data, hole;
+	int sparse = (long long)st->st_blocks * 512 < (long long)st->st_size;
+
+	if (sparse) {
+		while (pos < st->st_size && (data = lseek(fd, pos, SEEK_DATA)) != -1) {
+			if ((hole = lseek(fd, data, SEEK_HOLE)) == -1 || hole > st->st_size)
+				hole = st->st_size;
+			archive_entry_sparse_add_entry(p->ent, data, hole - data);
+			pos = hole;
+		}
+		/* A file that ends in a hole still needs its size: a last empty block. */
+		archive_entry_sparse_add_entry(p->ent, st->st_size, 0);
+	}
+	if (archive_write_header(p->a, p->ent) != ARCHIVE_OK)
+		return ar_fail(p, path);
+	pos = 0;
+	while (pos < st->st_size) {
+		off_t end = st->st_size;
+
+		if (sparse) {
+			if ((data = lseek(fd, pos, SEEK_DATA)) == -1)
+				data = st->st_size;
+			if (data > pos) {
+				if (pack_zeros(p, data - pos, path) == -1)
+					return -1;
+				pos = data;
+				continue;
+			}
+			if ((end = lseek(fd, pos, SEEK_HOLE)) == -1 || end > st->st_size)
+				end = st->st_size;
+		}
+		while (pos < end) {
+			size_t want = end - pos > CHUNK ? CHUNK : (size_t)(end - pos);
+			ssize_t r = pread(fd, p->buf, want, pos);
+
+			if (r < 0)
+				return sbx_err_sys(p->e, SBX_EX_IOERR, "read %s", path);
+			if (r == 0)    /* shrank meanwhile: the header promised the size */
+				return pack_zeros(p, st->st_size - pos, path);
+			if (archive_write_data(p->a, p->buf, (size_t)r) < 0)
+				return ar_fail(p, path);
+			pos += r;
+		}
+	}
+	p->unpacked += st->st_size;
+	return 0;
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int pack_dir(struct packer *p, int dirfd, const char *rel);
+
+static int
+pack_one(struct packer *p, int dirfd, const char *name, const char *rel)
+{
+	char path[4096], target[4096];
+	const char *first;
+	struct stat st;
+	long long uid, gid;
+	ssize_t n;
+	int fd = -1, r = -1;
+
+	if (snprintf(path, sizeof path, "%s%s%s", rel, *rel ? "/" : "", name) >= (int)sizeof path)
+		return sbx_err_set(p->e, SBX_EX_DATAERR, "path too long: %s/%s", rel, name);
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", path);
+	if (S_ISSOCK(st.st_mode))
+		return 0;    /* a socket is a live endpoint, not data */
+	if (S_ISBLK(st.st_mode) || (S_ISCHR(st.st_mode) && st.st_rdev != makedev(0, 0)))
+		return sbx_err_set(p->e, SBX_EX_DATAERR, "%s: a device node in a writable layer",
+		    path);
+	uid = (long long)st.st_uid - p->base;
+	gid = (long long)st.st_gid - p->base;
+	if (p->count == 1)
+		uid = gid = 0;
+	if (uid < 0 || uid >= p->count || gid < 0 || gid >= p->count)
+		return sbx_err_set(p->e, SBX_EX_DATAERR, "%s: owner %lu:%lu is not one of the "
+		    "sandbox's IDs", path, (unsigned long)st.st_uid, (unsigned long)st.st_gid);
+	if (++p->entries > MAX_ENTRIES)
+		return sbx_err_set(p->e, SBX_EX_DATAERR, "more than %lld files", MAX_ENTRIES);
+	archive_entry_clear(p->ent);
+	archive_entry_set_pathname(p->ent, path);
+	archive_entry_set_mode(p->ent, st.st_mode & ~(mode_t)(S_ISUID | S_ISGID));
+	archive_entry_set_uid(p->ent, uid);
+	archive_entry_set_gid(p->ent, gid);
+	archive_entry_set_mtime(p->ent, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	if (pack_xattrs(p, dirfd, name, path) == -1)
+		return -1;
+	/* Overlay links its whiteouts to one inode: each stays an entry of its own. */
+	if (S_ISREG(st.st_mode) && st.st_nlink > 1 && (first = hardlink_of(p, &st, path))) {
+		archive_entry_set_hardlink(p->ent, first);
+		archive_entry_set_size(p->ent, 0);
+		if (archive_write_header(p->a, p->ent) != ARCHIVE_OK)
+			return ar_fail(p, path);
+		return 0;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		if ((n = readlinkat(dirfd, name, target, sizeof target - 1)) < 0)
+			return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", path);
+		target[n] = '\0';
+		archive_entry_set_symlink(p->ent, target);
+	} else if (S_ISCHR(st.st_mode)) {
+		archive_entry_set_rdev(p->ent, st.st_rdev);
+	} else if (S_ISREG(st.st_mode)) {
+		archive_entry_set_size(p->ent, st.st_size);
+		if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", path);
+		r = pack_data(p, fd, &st, path);
+		close(fd);
+		return r;
+	}
+	if (archive_write_header(p->a, p->ent) != ARCHIVE_OK)
+		return ar_fail(p, path);
+	if (S_ISDIR(st.st_mode)) {
+		if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", path);
+		r = pack_dir(p, fd, path);
+		close(fd);
+		return r;
+	}
+	return 0;
+}
+
+/* The entries of dirfd in name order (the archive is the same for the same tree). */
+static int
+pack_dir(struct packer *p, int dirfd, const char *rel)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0, i;
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0;
+
+	if ((fd = dup(dirfd)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", *rel ? rel : ".");
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			char **g = realloc(names, (cap = cap ? cap * 2 : 32) * sizeof *g);
+
+			if (g == NULL) {
+				r = sbx_err_set(p->e, SBX_EX_OSERR, "out of memory");
+				break;
+			}
+			names = g;
+		}
+		if ((names[n] = strdup(de->d_name)) == NULL) {
+			r = sbx_err_set(p->e, SBX_EX_OSERR, "out of memory");
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (r == 0 && n > 1)
+		qsort(names, n, sizeof *names, cmp_names);
+	for (i = 0; i < n; i++) {
+		if (r == 0)
+			r = pack_one(p, dirfd, names[i], rel);
+		free(names[i]);
+	}
+	free(names);
+	return r;
+}
+
+int
+sbx_layer_pack(const char *dir, long long id_base, long long id_count, int outfd,
+    struct sbx_layer_info *info, struct sbx_err *e)
+{
+	struct packer p = { .outfd = outfd, .base = id_base, .count = id_count, .e = e };
+	unsigned char d[32];
+	int dirfd = -1, r = -1;
+	size_t i;
+
+	memset(info, 0, sizeof *info);
+	sbx_sha256_init(&p.sha);
+	if ((p.buf = malloc(CHUNK)) == NULL || (p.ent = archive_entry_new()) == NULL ||
+	    (p.a = archive_write_new()) == NULL) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	if ((dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		sbx_err_sys(e, SBX_EX_IOERR, "%s", dir);
+		goto out;
+	}
+	if (archive_write_set_format_pax_restricted(p.a) != ARCHIVE_OK ||
+	    archive_write_add_filter_zstd(p.a) != ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(p.a, 1) != ARCHIVE_OK) {
+		sbx_err_set(e, SBX_EX_UNAVAILABLE, "libarchive without zstd: %s",
+		    archive_error_string(p.a));
+		goto out;
+	}
+	/* The same settings every time, so the same tree gives the same bytes. */
+	archive_write_set_filter_option(p.a, "zstd", "compression-level", "3");
+	if (archive_write_open(p.a, &p, NULL, pack_write, NULL) != ARCHIVE_OK) {
+		ar_fail(&p, dir);
+		goto out;
+	}
+	if (pack_dir(&p, dirfd, "") == -1)
+		goto out;
+	if (archive_write_close(p.a) != ARCHIVE_OK) {
+		ar_fail(&p, dir);
+		goto out;
+	}
+	sbx_sha256_final(&p.sha, d);
+	hex(d, info->digest);
+	info->size = p.size;
+	info->unpacked = p.unpacked;
+	info->entries = p.entries;
+	r = 0;
+out:
+	if (p.a)
+		archive_write_free(p.a);
+	if (p.ent)
+		archive_entry_free(p.ent);
+	for (i = 0; i < p.n_links; i++)
+		free(p.links[i].path);
+	free(p.links);
+	free(p.buf);
+	if (dirfd != -1)
+		close(dirfd);
+	return r;
+}
+
+/* Unpacking */
+
+struct reader {
+	int fd;
+	struct sbx_sha256 sha;
+	long long size;
+	char *buf;
+};
+
+static la_ssize_t
+unpack_read(struct archive *a, void *cd, const void **out)
+{
+	struct reader *r = cd;
+	ssize_t n;
+
+	(void)a;
+	do
+		n = read(r->fd, r->buf, CHUNK);
+	while (n == -1 && errno == EINTR);
+	if (n > 0) {
+		sbx_sha256_update(&r->sha, r->buf, (size_t)n);
+		r->size += n;
+	}
+	*out = r->buf;
+	return n;
+}
+
+/* Is p a clean relative path: no "", ".", ".." component, not absolute? */
+static int
+clean_path(const char *p)
+{
+	const char *c = p, *end;
+
+	if (*p == '\0' || *p == '/')
+		return 0;
+	for (;;) {
+		end = strchr(c, '/');
+		size_t len = end ? (size_t)(end - c) : strlen(c);
+
+		if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		if (!end)
+			return 1;
+		c = end + 1;
+	}
+}
+
+/* Does a relative symlink at path stay inside the layer when followed? */
+static int
+link_inside(const char *path, const char *target)
+{
+	long depth = 0;
+	const char *c;
+
+	for (c = path; (c = strchr(c, '/')) != NULL; c++)
+		depth++;    /* directories above the link */
+	for (c = target; *c;) {
+		const char *end = strchr(c, '/');
+		size_t len = end ? (size_t)(end - c) : strlen(c);
+
+		if (len == 2 && c[0] == '.' && c[1] == '.') {
+			if (--depth < 0)
+				return 0;
+		} else if (len > 0 && !(len == 1 && c[0] == '.')) {
+			depth++;
+		}
+		if (!end)
+			break;
+		c = end + 1;
+	}
+	return 1;
+}
+
+/* Check one entry against what a layer may hold; path has no "./" prefix. */
+static int
+check_entry(struct archive_entry *ent, const char *path, const struct strset *files,
+    struct sbx_err *e)
+{
+	mode_t type = archive_entry_filetype(ent), mode = archive_entry_mode(ent);
+	const char *hl = archive_entry_hardlink(ent), *sl, *name, *val;
+	size_t len;
+
+	if (!clean_path(path))
+		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': absolute, empty or with "
+		    "'..' or '.'", path);
+	if (hl != NULL) {
+		if (strncmp(hl, "./", 2) == 0)
+			hl += 2;
+		if (!clean_path(hl) || !strset_has(files, hl))
+			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': hard link to "
+			    "'%.200s', which is not an earlier file of the layer", path, hl);
+	} else if (type == AE_IFLNK) {
+		if ((sl = archive_entry_symlink(ent)) == NULL || *sl == '\0')
+			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': empty symlink", path);
+		if (sl[0] != '/' && !link_inside(path, sl))
+			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': symlink to '%.200s' "
+			    "leads out of the layer", path, sl);
+	} else if (type == AE_IFCHR) {
+		if (archive_entry_rdev(ent) != 0)
+			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': device node %lu:%lu",
+			    path, (unsigned long)archive_entry_rdevmajor(ent), (unsigned long)archive_entry_rdevminor(ent));
+	} else if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFIFO) {
+		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': a %s", path,
+		    type == AE_IFBLK ? "block device" : type == AE_IFSOCK ? "socket" :
+		    "file of unknown type");
+	}
+	if (mode & (S_ISUID | S_ISGID))
+		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': setuid or setgid bit", path);
+	if (archive_entry_uid(ent) < 0 || archive_entry_uid(ent) >= MAX_IDS ||
+	    archive_entry_gid(ent) < 0 || archive_entry_gid(ent) >= MAX_IDS)
+		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': owner %lld:%lld is past the "
+		    "sandbox's 65536 IDs", path, (long long)archive_entry_uid(ent),
+		    (long long)archive_entry_gid(ent));
+	archive_entry_xattr_reset(ent);
+	while (archive_entry_xattr_next(ent, &name, (const void **)&val, &len) == ARCHIVE_OK)
+		if (strncmp(name, "user.", 5) != 0 ||
+		    (strncmp(name, "user.overlay.", 13) == 0 && strcmp(name, OPAQUE) != 0))
+			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': xattr %.100s is not "
+			    "one a layer may carry", path, name);
+	return 0;
+}
+
+static int
+copy_data(struct archive *in, struct archive *out, const char *path, struct sbx_err *e)
+{
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	int r;
+
+	while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK)
+		if (out != NULL && archive_write_data_block(out, buf, len, off) != ARCHIVE_OK)
+			return sbx_err_set(e, SBX_EX_IOERR, "extract %.200s: %s", path,
+			    archive_error_string(out));
+	if (r != ARCHIVE_EOF)
+		return sbx_err_set(e, SBX_EX_DATAERR, "layer entry '%.200s': %s", path,
+		    archive_error_string(in));
+	return 0;
+}
+
+int
+sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
+    struct sbx_layer_info *info, struct sbx_err *e)
+{
+	struct reader rd = { .fd = blobfd };
+	struct archive *in = NULL, *out = NULL;
+	struct archive_entry *ent;
+	struct strset files = { 0 };
+	long long max = sbx_layer_max_bytes();
+	unsigned char d[32];
+	int cwd = -1, r = -1, ar;
+	const void *dummy;
+
+	memset(info, 0, sizeof *info);
+	sbx_sha256_init(&rd.sha);
+	if ((rd.buf = malloc(CHUNK)) == NULL || (in = archive_read_new()) == NULL) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	archive_read_support_filter_zstd(in);
+	archive_read_support_format_tar(in);
+	if (dir != NULL) {
+		int flags = ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR |
+		    ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+		    ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS | ARCHIVE_EXTRACT_NO_OVERWRITE;
+
+		if (keep_owners)
+			flags |= ARCHIVE_EXTRACT_OWNER;
+		if ((out = archive_write_disk_new()) == NULL ||
+		    archive_write_disk_set_options(out, flags) != ARCHIVE_OK) {
+			sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+			goto out;
+		}
+		/* libarchive extracts relative to the working directory. */
+		if ((cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 || chdir(dir) == -1) {
+			sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", dir);
+			goto out;
+		}
+	}
+	if (archive_read_open(in, &rd, NULL, unpack_read, NULL) != ARCHIVE_OK) {
+		sbx_err_set(e, SBX_EX_DATAERR, "not a zstd-compressed tar archive: %s",
+		    archive_error_string(in));
+		goto out;
+	}
+	if (archive_filter_code(in, 0) != ARCHIVE_FILTER_ZSTD) {
+		sbx_err_set(e, SBX_EX_DATAERR, "not a zstd-compressed tar archive");
+		goto out;
+	}
+	while ((ar = archive_read_next_header(in, &ent)) == ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(ent);
+		char path[4096];
+		size_t len;
+
+		if (name == NULL || strlen(name) >= sizeof path) {
+			sbx_err_set(e, SBX_EX_DATAERR, "entry without a name, or one too long");
+			goto out;
+		}
+		if (strncmp(name, "./", 2) == 0)
+			name += 2;
+		/* Directories end in '/' in a tar archive. */
+		snprintf(path, sizeof path, "%s", name);
+		len = strlen(path);
+		if (len > 1 && path[len - 1] == '/' && archive_entry_filetype(ent) == AE_IFDIR)
+			path[len - 1] = '\0';
+		if (*path == '\0' || strcmp(path, ".") == 0 || strcmp(path, "./") == 0) {
+			sbx_err_set(e, SBX_EX_DATAERR, "entry '.': a layer does not hold its root");
+			goto out;
+		}
+		if (check_entry(ent, path, &files, e) == -1)
+			goto out;
+		if (++info->entries > MAX_ENTRIES) {
+			sbx_err_set(e, SBX_EX_DATAERR, "more than %lld entries", MAX_ENTRIES);
+			goto out;
+		}
+		if (archive_entry_size(ent) < 0 || (info->unpacked += archive_entry_size(ent)) > max) {
+			sbx_err_set(e, SBX_EX_DATAERR, "unpacks to more than %lld MiB "
+			    "(SBX_LAYER_MAX_MB)", max >> 20);
+			goto out;
+		}
+		if (archive_entry_filetype(ent) == AE_IFREG && archive_entry_hardlink(ent) == NULL &&
+		    strset_add(&files, path) == -1) {
+			sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+			goto out;
+		}
+		archive_entry_set_pathname(ent, path);
+		if (out != NULL && archive_write_header(out, ent) != ARCHIVE_OK) {
+			/* The secure flags catch writes through symlinks and existing names. */
+			sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': %s", path,
+			    archive_error_string(out));
+			goto out;
+		}
+		if (copy_data(in, out, path, e) == -1)
+			goto out;
+		if (out != NULL && archive_write_finish_entry(out) != ARCHIVE_OK) {
+			sbx_err_set(e, SBX_EX_IOERR, "extract %.200s: %s", path,
+			    archive_error_string(out));
+			goto out;
+		}
+	}
+	if (ar != ARCHIVE_EOF) {
+		sbx_err_set(e, SBX_EX_DATAERR, "damaged archive: %s", archive_error_string(in));
+		goto out;
+	}
+	/* The digest covers every byte, including what follows the last entry. */
+	while (unpack_read(in, &rd, &dummy) > 0)
+		;
+	if (out != NULL && archive_write_close(out) != ARCHIVE_OK) {
+		sbx_err_set(e, SBX_EX_IOERR, "extract: %s", archive_error_string(out));
+		goto out;
+	}
+	sbx_sha256_final(&rd.sha, d);
+	hex(d, info->digest);
+	info->size = rd.size;
+	if (want != NULL && strcmp(want, info->digest) != 0) {
+		sbx_err_set(e, SBX_EX_DATAERR, "digest mismatch: sha256:%s, expected sha256:%s",
+		    info->digest, want);
+		goto out;
+	}
+	r = 0;
+out:
+	if (cwd != -1) {
+		if (fchdir(cwd) == -1 && r == 0)
+			r = sbx_err_sys(e, SBX_EX_OSERR, "return to the working directory");
+		close(cwd);
+	}
+	if (in)
+		archive_read_free(in);
+	if (out)
+		archive_write_free(out);
+	strset_free(&files);
+	free(rd.buf);
+	return r;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layers: a directory tree (a sandbox's writable layer) as one tar + zstd
+ * archive, addressed by the SHA-256 of its bytes, and back.
+ *
+ * Packing is deterministic (names sorted, no atime/ctime, numeric IDs only), so
+ * the same tree gives the same digest and is stored once. Owners are stored as
+ * the sandbox sees them (host ID minus the sandbox's base). Overlay whiteouts
+ * (character device 0,0) and opaque directories (user.overlay.opaque) are kept,
+ * as are user.* xattrs and holes in sparse files; setuid/setgid bits are
+ * dropped (the sandbox's root is mounted nosuid: they never had an effect).
+ *
+ * Unpacking reads untrusted input: absolute paths, "..", entries below a
+ * symlink, relative symlinks climbing out of the layer, hard links to anything
+ * but an earlier regular file of the same archive, device nodes other than
+ * whiteouts, setuid/setgid bits, IDs past 65535, other xattrs, archives over
+ * the size limit, truncated archives and digest mismatches are refused (65).
+ */
+#ifndef SBX_LAYER_H
+#define SBX_LAYER_H
+
+#include "error.h"
+
+#define SBX_DIGEST_HEX 64
+
+struct sbx_layer_info {
+	char digest[SBX_DIGEST_HEX + 1];   /* SHA-256 of the archive, lowercase hex */
+	long long size;                    /* bytes of the archive */
+	long long unpacked;                /* bytes of file data in it */
+	long long entries;
+};
+
+/*
+ * Archive the tree at dir (not its root directory itself) to outfd. Owners
+ * are stored minus id_base; an owner outside [id_base, id_base + id_count)
+ * is an error.
+ */
+int sbx_layer_pack(const char *dir, long long id_base, long long id_count, int outfd,
+    struct sbx_layer_info *info, struct sbx_err *e);
+
+/*
+ * Read the archive at blobfd, refusing what the header comment lists. With
+ * want (hex) the archive's digest must match. With dir (an existing empty
+ * directory) the entries are extracted there, owners kept when keep_owners
+ * (else the caller owns everything); without, the archive is only checked.
+ * On failure dir may hold part of the archive: the caller removes it.
+ */
+int sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
+    struct sbx_layer_info *info, struct sbx_err *e);
+
+/* The largest unpacked size accepted: $SBX_LAYER_MAX_MB, default 64 GiB. */
+long long sbx_layer_max_bytes(void);
+
+#endif

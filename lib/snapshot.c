@@ -1,0 +1,1369 @@
+/* SPDX-License-Identifier: MIT */
+/* Snapshots: capture, metadata, verify, export/import, layer cache, retention. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "driver.h"
+#include "sandbox.h"
+#include "snapshot.h"
+#include "util.h"
+
+static char *
+dupstr(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int
+oom(struct sbx_err *e)
+{
+	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+}
+
+/* $SBX_ROOT/sub[/name], the directory made on first use. */
+static int
+store_dir(const struct sbx_store *s, const char *sub, const char *name, char *buf, size_t size,
+    struct sbx_err *e)
+{
+	char d[1200];
+
+	snprintf(d, sizeof d, "%s/%s", s->root, sub);
+	/* Layers and their extracted copies keep the sandbox's IDs: only root reads them. */
+	if (mkdir(d, 0700) == -1 && errno != EEXIST)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", d);
+	if (name == NULL)
+		return sbx_path(buf, size, e, "%s", d);
+	return sbx_path(buf, size, e, "%s/%s", d, name);
+}
+
+static int
+meta_path(const struct sbx_store *s, const char *id, char *buf, size_t size, struct sbx_err *e)
+{
+	char name[SBX_ID_MAX + 8];
+
+	if (sbx_id_check(id, e) == -1)
+		return -1;
+	snprintf(name, sizeof name, "%s.yaml", id);
+	return store_dir(s, "snapshots", name, buf, size, e);
+}
+
+static int
+blob_path(const struct sbx_store *s, const char *hex, char *buf, size_t size, struct sbx_err *e)
+{
+	char name[SBX_DIGEST_HEX + 16];
+
+	snprintf(name, sizeof name, "%s.tar.zst", hex);
+	return store_dir(s, "layers", name, buf, size, e);
+}
+
+static int
+is_hex64(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < SBX_DIGEST_HEX; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[SBX_DIGEST_HEX] == '\0';
+}
+
+int
+sbx_snap_lock(const struct sbx_store *s, int exclusive, struct sbx_err *e)
+{
+	char p[1200];
+	int fd;
+
+	if (store_dir(s, "snapshots", ".lock", p, sizeof p, e) == -1)
+		return -1;
+	if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	if (flock(fd, exclusive ? LOCK_EX : LOCK_SH) == -1) {
+		close(fd);
+		return sbx_err_sys(e, SBX_EX_OSERR, "lock %s", p);
+	}
+	return fd;
+}
+
+int
+sbx_snapshot_exists(const struct sbx_store *s, const char *id)
+{
+	char p[1200];
+
+	return meta_path(s, id, p, sizeof p, NULL) == 0 && access(p, F_OK) == 0;
+}
+
+void
+sbx_snapshot_free(struct sbx_snapshot *sn)
+{
+	free(sn->snapshot_id);
+	free(sn->parent);
+	free(sn->lineage);
+	free(sn->source_sandbox);
+	free(sn->base_rootfs);
+	free(sn->created_at);
+	free(sn->reason);
+	free(sn->layers);
+	sbx_manifest_free(&sn->manifest);
+	memset(sn, 0, sizeof *sn);
+}
+
+/* Metadata as a document */
+
+static struct sbx_node *
+snap_tree(const struct sbx_snapshot *sn)
+{
+	struct sbx_node *t = sbx_node_new(SBX_MAP), *ls, *l, *m;
+	size_t i;
+	int bad = t == NULL;
+
+#define STR(k, v) bad |= sbx_node_add(t, k, (v) ? sbx_node_str(v) : sbx_node_raw("null"))
+	STR("snapshot_id", sn->snapshot_id);
+	STR("parent", sn->parent);
+	STR("lineage", sn->lineage);
+	STR("source_sandbox", sn->source_sandbox);
+	STR("base_rootfs", sn->base_rootfs);
+	STR("created_at", sn->created_at);
+	STR("reason", sn->reason);
+#undef STR
+	if (bad || (ls = sbx_node_new(SBX_SEQ)) == NULL) {
+		sbx_node_free(t);
+		return NULL;
+	}
+	for (i = 0; i < sn->n_layers; i++) {
+		char d[SBX_DIGEST_HEX + 8];
+
+		snprintf(d, sizeof d, "sha256:%s", sn->layers[i].digest);
+		if ((l = sbx_node_new(SBX_MAP)) == NULL ||
+		    sbx_node_add(l, "digest", sbx_node_str(d)) == -1 ||
+		    sbx_node_add(l, "size", sbx_node_int(sn->layers[i].size)) == -1 ||
+		    sbx_node_add(l, "unpacked", sbx_node_int(sn->layers[i].unpacked)) == -1 ||
+		    sbx_node_add(ls, NULL, l) == -1)
+			bad = 1;
+	}
+	bad |= sbx_node_add(t, "layers", ls);
+	if ((m = sbx_manifest_tree(&sn->manifest)) == NULL || sbx_node_add(t, "manifest", m) == -1)
+		bad = 1;
+	if (bad) {
+		sbx_node_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int
+sbx_snapshot_emit(FILE *f, const struct sbx_snapshot *sn, enum sbx_format fmt)
+{
+	struct sbx_node *t = snap_tree(sn);
+	int r;
+
+	if (t == NULL)
+		return -1;
+	r = sbx_doc_emit(f, t, fmt);
+	sbx_node_free(t);
+	return r;
+}
+
+static int
+get_str(const char *name, const struct sbx_node *t, const char *key, int required, char **out,
+    struct sbx_err *e)
+{
+	const struct sbx_node *v = sbx_node_get(t, key);
+
+	*out = NULL;
+	if (v == NULL || (v->type == SBX_SCALAR && v->plain && strcmp(v->str, "null") == 0)) {
+		if (required)
+			return sbx_err_set(e, SBX_EX_DATAERR, "%s: '%s' is missing", name, key);
+		return 0;
+	}
+	if (v->type != SBX_SCALAR)
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: '%s' must be a string", name,
+		    v->line, v->col, key);
+	return (*out = strdup(v->str)) == NULL ? oom(e) : 0;
+}
+
+static int
+get_int(const char *name, const struct sbx_node *t, const char *key, long long *out,
+    struct sbx_err *e)
+{
+	const struct sbx_node *v = sbx_node_get(t, key);
+	char *end;
+
+	if (v == NULL || v->type != SBX_SCALAR)
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s: layer '%s' is missing", name, key);
+	errno = 0;
+	*out = strtoll(v->str, &end, 10);
+	if (errno || *end || *out < 0)
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: '%s' must be a count", name,
+		    v->line, v->col, key);
+	return 0;
+}
+
+static int
+snap_parse(const char *name, const char *buf, size_t len, struct sbx_snapshot *sn,
+    struct sbx_err *e)
+{
+	static const char *const keys[] = { "snapshot_id", "parent", "lineage", "source_sandbox",
+		"base_rootfs", "created_at", "reason", "layers", "manifest", NULL };
+	struct sbx_node *t;
+	const struct sbx_node *ls, *mn;
+	size_t i, k;
+	int r = -1;
+
+	memset(sn, 0, sizeof *sn);
+	sbx_manifest_init(&sn->manifest);
+	if (sbx_doc_parse(name, buf, len, &t, e) == -1)
+		return -1;
+	if (t->type != SBX_MAP) {
+		sbx_err_set(e, SBX_EX_DATAERR, "%s: not a snapshot document", name);
+		goto out;
+	}
+	for (i = 0; i < t->n; i += 2) {
+		for (k = 0; keys[k] && strcmp(keys[k], t->kids[i]->str) != 0; k++)
+			;
+		if (keys[k] == NULL) {
+			sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: unknown key '%s'", name,
+			    t->kids[i]->line, t->kids[i]->col, t->kids[i]->str);
+			goto out;
+		}
+	}
+	if (get_str(name, t, "snapshot_id", 1, &sn->snapshot_id, e) == -1 ||
+	    get_str(name, t, "parent", 0, &sn->parent, e) == -1 ||
+	    get_str(name, t, "lineage", 1, &sn->lineage, e) == -1 ||
+	    get_str(name, t, "source_sandbox", 1, &sn->source_sandbox, e) == -1 ||
+	    get_str(name, t, "base_rootfs", 1, &sn->base_rootfs, e) == -1 ||
+	    get_str(name, t, "created_at", 1, &sn->created_at, e) == -1 ||
+	    get_str(name, t, "reason", 0, &sn->reason, e) == -1)
+		goto out;
+	if (sbx_id_check(sn->snapshot_id, e) == -1 || sbx_id_check(sn->lineage, e) == -1 ||
+	    sbx_id_check(sn->source_sandbox, e) == -1 ||
+	    (sn->parent && sbx_id_check(sn->parent, e) == -1)) {
+		sbx_err_prefix(e, "%s", name);
+		goto out;
+	}
+	if (strcmp(sn->base_rootfs, "host") != 0 && sn->base_rootfs[0] != '/') {
+		sbx_err_set(e, SBX_EX_DATAERR, "%s: base_rootfs must be host or a path", name);
+		goto out;
+	}
+	if ((ls = sbx_node_get(t, "layers")) == NULL || ls->type != SBX_SEQ || ls->n == 0 ||
+	    ls->n > SBX_MAX_LAYERS) {
+		sbx_err_set(e, SBX_EX_DATAERR, "%s: layers must list 1 to %d layers", name,
+		    SBX_MAX_LAYERS);
+		goto out;
+	}
+	if ((sn->layers = calloc(ls->n, sizeof *sn->layers)) == NULL) {
+		oom(e);
+		goto out;
+	}
+	for (i = 0; i < ls->n; i++) {
+		const struct sbx_node *l = ls->kids[i], *d;
+
+		if (l->type != SBX_MAP || (d = sbx_node_get(l, "digest")) == NULL ||
+		    d->type != SBX_SCALAR || strncmp(d->str, "sha256:", 7) != 0 ||
+		    !is_hex64(d->str + 7)) {
+			sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: a layer needs a digest "
+			    "sha256:<64 hex digits>", name, l->line, l->col);
+			goto out;
+		}
+		memcpy(sn->layers[i].digest, d->str + 7, SBX_DIGEST_HEX + 1);
+		if (get_int(name, l, "size", &sn->layers[i].size, e) == -1 ||
+		    get_int(name, l, "unpacked", &sn->layers[i].unpacked, e) == -1)
+			goto out;
+	}
+	sn->n_layers = ls->n;
+	if ((mn = sbx_node_get(t, "manifest")) == NULL || mn->type != SBX_MAP) {
+		sbx_err_set(e, SBX_EX_DATAERR, "%s: 'manifest' is missing", name);
+		goto out;
+	}
+	if (sbx_manifest_from_node(name, mn, &sn->manifest, e) == -1) {
+		sbx_manifest_init(&sn->manifest);
+		goto out;
+	}
+	r = 0;
+out:
+	sbx_node_free(t);
+	if (r == -1)
+		sbx_snapshot_free(sn);
+	return r;
+}
+
+int
+sbx_snapshot_load(const struct sbx_store *s, const char *id, struct sbx_snapshot *sn,
+    struct sbx_err *e)
+{
+	char p[1200], *buf;
+	size_t len;
+	int r;
+
+	memset(sn, 0, sizeof *sn);
+	sbx_manifest_init(&sn->manifest);
+	if (meta_path(s, id, p, sizeof p, e) == -1)
+		return -1;
+	if (sbx_read_file(p, SBX_DOC_MAX, &buf, &len, e) == -1) {
+		if (e && e->code == SBX_EX_NOINPUT)
+			sbx_err_set(e, SBX_EX_NOINPUT, "no such snapshot");
+		return -1;
+	}
+	r = snap_parse(p, buf, len, sn, e);
+	free(buf);
+	if (r == 0 && strcmp(sn->snapshot_id, id) != 0) {
+		sbx_snapshot_free(sn);
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s: names snapshot %s", p, sn->snapshot_id);
+	}
+	return r;
+}
+
+static int
+snap_save(const struct sbx_store *s, const struct sbx_snapshot *sn, struct sbx_err *e)
+{
+	char p[1200], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if (meta_path(s, sn->snapshot_id, p, sizeof p, e) == -1)
+		return -1;
+	if ((f = open_memstream(&buf, &len)) == NULL)
+		return oom(e);
+	r = sbx_snapshot_emit(f, sn, SBX_FMT_YAML);
+	if (fclose(f) != 0 || r == -1) {
+		free(buf);
+		return oom(e);
+	}
+	r = sbx_write_atomic(p, buf, len, 0600, e);
+	free(buf);
+	return r;
+}
+
+struct snap_entry {
+	char *id, *created;
+};
+
+static int
+cmp_created(const void *a, const void *b)
+{
+	const struct snap_entry *x = a, *y = b;
+	int c = strcmp(x->created, y->created);
+
+	return c ? c : strcmp(x->id, y->id);
+}
+
+int
+sbx_snapshot_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err *e)
+{
+	struct snap_entry *v = NULL;
+	size_t cap = 0, k = 0, i;
+	char d[1200];
+	struct dirent *de;
+	DIR *dir;
+
+	*ids = NULL;
+	*n = 0;
+	if (store_dir(s, "snapshots", NULL, d, sizeof d, e) == -1)
+		return -1;
+	if ((dir = opendir(d)) == NULL)
+		return sbx_err_sys(e, SBX_EX_IOERR, "%s", d);
+	while ((de = readdir(dir)) != NULL) {
+		char id[SBX_ID_MAX + 1];
+		size_t len = strlen(de->d_name);
+		struct sbx_snapshot sn;
+
+		if (de->d_name[0] == '.' || len < 6 || len - 5 > SBX_ID_MAX ||
+		    strcmp(de->d_name + len - 5, ".yaml") != 0)
+			continue;
+		memcpy(id, de->d_name, len - 5);
+		id[len - 5] = '\0';
+		if (!sbx_id_valid(id) || sbx_snapshot_load(s, id, &sn, NULL) == -1)
+			continue;
+		if (k == cap) {
+			struct snap_entry *g = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof *g);
+
+			if (g == NULL) {
+				sbx_snapshot_free(&sn);
+				break;
+			}
+			v = g;
+		}
+		v[k].id = sn.snapshot_id;
+		v[k].created = sn.created_at;
+		sn.snapshot_id = sn.created_at = NULL;
+		sbx_snapshot_free(&sn);
+		k++;
+	}
+	closedir(dir);
+	if (k > 1)
+		qsort(v, k, sizeof *v, cmp_created);
+	if (k && (*ids = calloc(k, sizeof **ids)) == NULL) {
+		for (i = 0; i < k; i++) {
+			free(v[i].id);
+			free(v[i].created);
+		}
+		free(v);
+		return oom(e);
+	}
+	for (i = 0; i < k; i++) {
+		(*ids)[i] = v[i].id;
+		free(v[i].created);
+	}
+	free(v);
+	*n = k;
+	return 0;
+}
+
+/* Layers */
+
+/* Write the layer in tmp into the store under its digest (once: a layer that
+ * is there already is the same bytes). */
+static int
+blob_commit(const struct sbx_store *s, const char *tmp, const char *hex, struct sbx_err *e)
+{
+	char p[1200], d[1200];
+	int dfd;
+
+	if (blob_path(s, hex, p, sizeof p, e) == -1)
+		return -1;
+	if (access(p, F_OK) == 0) {
+		unlink(tmp);
+		return 0;
+	}
+	if (rename(tmp, p) == -1) {
+		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+		unlink(tmp);
+		return -1;
+	}
+	if (store_dir(s, "layers", NULL, d, sizeof d, e) == -1)
+		return -1;
+	if ((dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+static int
+open_tmp(const struct sbx_store *s, const char *sub, const char *tag, char *path, size_t size,
+    struct sbx_err *e)
+{
+	char name[128];
+	int fd;
+
+	snprintf(name, sizeof name, ".tmp-%s-%ld", tag, (long)getpid());
+	if (store_dir(s, sub, name, path, size, e) == -1)
+		return -1;
+	if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", path);
+	return fd;
+}
+
+static int
+set_now(char **field)
+{
+	char buf[40];
+
+	sbx_time_rfc3339_ms(buf, sizeof buf, sbx_realtime());
+	free(*field);
+	return (*field = strdup(buf)) == NULL ? -1 : 0;
+}
+
+/* Capture */
+
+/* Under the sandbox's lock: pack its layer into the store; fill sn. */
+static int
+capture(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_snapshot *sn,
+    struct sbx_err *e)
+{
+	struct sbx_layer_info li;
+	struct sbx_snapshot parent;
+	char upper[1200], tmp[1200];
+	int fd, r;
+
+	memset(&parent, 0, sizeof parent);
+	sbx_manifest_init(&parent.manifest);
+	if (sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1)
+		return -1;
+	if (strcmp(m->rootfs, "host") != 0 && m->rootfs[0] != '/') {
+		/* Made from a snapshot: this one stacks on it. */
+		if (sbx_snapshot_load(s, m->rootfs, &parent, e) == -1)
+			return sbx_err_prefix(e, "parent snapshot %s", m->rootfs);
+		if (parent.n_layers >= SBX_MAX_LAYERS) {
+			sbx_snapshot_free(&parent);
+			return sbx_err_set(e, SBX_EX_UNAVAILABLE, "the chain of snapshot %s has %d "
+			    "layers already, the most a root can stack", m->rootfs, SBX_MAX_LAYERS);
+		}
+	}
+	if ((fd = open_tmp(s, "layers", sn->snapshot_id, tmp, sizeof tmp, e)) == -1) {
+		sbx_snapshot_free(&parent);
+		return -1;
+	}
+	r = sbx_layer_pack(upper, m->rt.uid_base, m->rt.id_count, fd, &li, e);
+	sbx_crash_point("snap-packed");
+	if (r == 0 && fsync(fd) == -1)
+		r = sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
+	close(fd);
+	if (r == -1 || blob_commit(s, tmp, li.digest, e) == -1) {
+		unlink(tmp);
+		sbx_snapshot_free(&parent);
+		return -1;
+	}
+	sbx_crash_point("snap-layer");
+	sn->n_layers = parent.n_layers + 1;
+	if ((sn->layers = calloc(sn->n_layers, sizeof *sn->layers)) == NULL) {
+		sbx_snapshot_free(&parent);
+		return oom(e);
+	}
+	if (parent.n_layers)
+		memcpy(sn->layers, parent.layers, parent.n_layers * sizeof *sn->layers);
+	memcpy(sn->layers[parent.n_layers].digest, li.digest, sizeof li.digest);
+	sn->layers[parent.n_layers].size = li.size;
+	sn->layers[parent.n_layers].unpacked = li.unpacked;
+	if (parent.snapshot_id) {
+		sn->parent = dupstr(parent.snapshot_id);
+		sn->lineage = dupstr(parent.lineage);
+		sn->base_rootfs = dupstr(parent.base_rootfs);
+	} else {
+		sn->lineage = dupstr(sn->snapshot_id);
+		sn->base_rootfs = dupstr(m->rootfs);
+	}
+	sbx_snapshot_free(&parent);
+	if (sn->lineage == NULL || sn->base_rootfs == NULL)
+		return oom(e);
+	return 0;
+}
+
+/* The source's manifest, as a snapshot keeps it: no state keys, no ID. */
+static int
+copy_manifest(const struct sbx_manifest *m, struct sbx_manifest *out, struct sbx_err *e)
+{
+	struct sbx_node *t;
+	int r;
+
+	if ((t = sbx_manifest_tree(m)) == NULL)
+		return oom(e);
+	r = sbx_manifest_from_node("manifest", t, out, e);
+	sbx_node_free(t);
+	if (r == 0) {
+		sbx_manifest_strip_state(out);
+		free(out->sandbox_id);
+		out->sandbox_id = NULL;
+	}
+	return r;
+}
+
+int
+sbx_snapshot_create(const struct sbx_store *s, const char *sid,
+    const struct sbx_snap_opts *opts, char out[SBX_ID_MAX + 1], struct sbx_err *e)
+{
+	const struct sbx_driver *drv = NULL;
+	struct sbx_snapshot sn;
+	struct sbx_manifest m;
+	char id[SBX_ID_MAX + 1], *was = NULL;
+	int slock = -1, lock = -1, frozen = 0, r = -1, tries;
+
+	memset(&sn, 0, sizeof sn);
+	sbx_manifest_init(&sn.manifest);
+	sbx_manifest_init(&m);
+	if (sbx_id_check(sid, e) == -1)
+		return -1;
+	if (opts->id != NULL) {
+		if (sbx_id_check(opts->id, e) == -1)
+			return sbx_err_prefix(e, "snapshot ID");
+		snprintf(id, sizeof id, "%s", opts->id);
+	}
+	if ((slock = sbx_snap_lock(s, 0, e)) == -1)
+		return -1;
+	if ((lock = sbx_store_lock(s, sid, 1, 1, e)) == -1)
+		goto out;
+	if (opts->id != NULL && sbx_snapshot_exists(s, id)) {
+		/* A retried step: the snapshot it made is the answer. */
+		if (sbx_snapshot_load(s, id, &sn, e) == -1)
+			goto out;
+		if (strcmp(sn.source_sandbox, sid) != 0) {
+			sbx_err_set(e, SBX_EX_DATAERR, "snapshot ID %s is taken by a snapshot of "
+			    "sandbox %s", id, sn.source_sandbox);
+			goto out;
+		}
+		snprintf(out, SBX_ID_MAX + 1, "%s", id);
+		r = 0;
+		goto out;
+	}
+	if (opts->id == NULL) {
+		for (tries = 0; tries < 16; tries++) {
+			if (sbx_id_new("snap-", id, sizeof id, e) == -1)
+				goto out;
+			if (!sbx_snapshot_exists(s, id))
+				break;
+		}
+		if (tries == 16) {
+			sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a snapshot ID");
+			goto out;
+		}
+	}
+	if (sbx_sandbox_view(s, sid, &m, e) == -1 || (drv = sbx_driver_for(&m, e)) == NULL)
+		goto out;
+	if (!m.has_rt || m.status == NULL || strcmp(m.status, "provisioning") == 0 ||
+	    strcmp(m.status, "cleanup") == 0) {
+		sbx_err_set(e, SBX_EX_TEMPFAIL, "sandbox is %s; try again",
+		    m.status ? m.status : "being made");
+		goto out;
+	}
+	/* A running sandbox is frozen while its layer is read; a paused one is
+	 * frozen already; a terminated one has nothing running. */
+	if (strcmp(m.status, "ready") == 0 || strcmp(m.status, "executing") == 0) {
+		if ((was = strdup("ready")) == NULL) {
+			oom(e);
+			goto out;
+		}
+		free(m.status);
+		m.status = strdup("ready");
+		if (sbx_state_transition(&m, "snapshotting", e) == -1 || sbx_state_save(s, &m, e) == -1)
+			goto out;
+		if (drv->freeze(&m, 1, e) == -1)
+			goto restore;
+		frozen = 1;
+		sbx_crash_point("snap-frozen");
+	}
+	if ((sn.snapshot_id = strdup(id)) == NULL || (sn.source_sandbox = strdup(sid)) == NULL ||
+	    (sn.reason = strdup(opts->reason ? opts->reason : "manual")) == NULL ||
+	    set_now(&sn.created_at) == -1) {
+		oom(e);
+		goto restore;
+	}
+	if (capture(s, &m, &sn, e) == -1)
+		goto restore;
+	if (frozen) {
+		struct sbx_err te;
+
+		if (drv->freeze(&m, 0, &te) == 0)
+			frozen = 0;
+	}
+	if (copy_manifest(&m, &sn.manifest, e) == -1 || snap_save(s, &sn, e) == -1)
+		goto restore;
+	sbx_crash_point("snap-saved");
+	snprintf(out, SBX_ID_MAX + 1, "%s", id);
+	r = 0;
+restore:
+	if (frozen && drv->freeze(&m, 0, r == 0 ? e : NULL) == -1 && r == 0)
+		r = -1;
+	if (was != NULL) {
+		struct sbx_err se;
+
+		free(m.status);
+		m.status = was;
+		was = NULL;
+		if (r == 0) {
+			free(m.snapshot.last_snapshot_id);
+			m.snapshot.last_snapshot_id = strdup(id);
+		}
+		if (sbx_state_save(s, &m, r == 0 ? e : &se) == -1)
+			r = -1;
+	} else if (r == 0 && strcmp(m.status, "terminated") != 0) {
+		free(m.snapshot.last_snapshot_id);
+		m.snapshot.last_snapshot_id = strdup(id);
+		sbx_state_save(s, &m, NULL);
+	}
+	sbx_audit(s, sid, "snapshot", r == 0 ? "ok" : "error", r == 0 ? id : e->msg, NULL);
+out:
+	free(was);
+	sbx_snapshot_free(&sn);
+	sbx_manifest_free(&m);
+	if (lock != -1)
+		close(lock);
+	close(slock);
+	return r;
+}
+
+/* Verify, remove, children */
+
+int
+sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	struct sbx_snapshot sn;
+	struct sbx_layer_info li;
+	char p[1200];
+	size_t i;
+	int fd, r = 0;
+
+	if (sbx_snapshot_load(s, id, &sn, e) == -1)
+		return -1;
+	for (i = 0; i < sn.n_layers && r == 0; i++) {
+		struct sbx_err le;
+
+		if (blob_path(s, sn.layers[i].digest, p, sizeof p, e) == -1) {
+			r = -1;
+			break;
+		}
+		if ((fd = open(p, O_RDONLY | O_CLOEXEC)) == -1) {
+			r = sbx_err_sys(e, SBX_EX_NO, "layer sha256:%s (%s)", sn.layers[i].digest, p);
+			break;
+		}
+		if (sbx_layer_unpack(fd, sn.layers[i].digest, NULL, 0, &li, &le) == -1)
+			r = sbx_err_set(e, SBX_EX_NO, "layer sha256:%s (%s) is damaged: %s",
+			    sn.layers[i].digest, p, le.msg);
+		else if (li.size != sn.layers[i].size)
+			r = sbx_err_set(e, SBX_EX_NO, "layer sha256:%s (%s): %lld bytes, the "
+			    "snapshot says %lld", sn.layers[i].digest, p, li.size, sn.layers[i].size);
+		close(fd);
+	}
+	sbx_snapshot_free(&sn);
+	return r;
+}
+
+int
+sbx_snapshot_children(const struct sbx_store *s, const char *id, char ***out, size_t *n,
+    struct sbx_err *e)
+{
+	char **ids;
+	size_t k, i;
+
+	*out = NULL;
+	*n = 0;
+	if (sbx_store_list(s, &ids, &k, e) == -1)
+		return -1;
+	if (k && (*out = calloc(k, sizeof **out)) == NULL) {
+		for (i = 0; i < k; i++)
+			free(ids[i]);
+		free(ids);
+		return oom(e);
+	}
+	for (i = 0; i < k; i++) {
+		struct sbx_manifest m;
+
+		if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
+			if (m.rootfs && strcmp(m.rootfs, id) == 0 && m.status &&
+			    strcmp(m.status, "terminated") != 0) {
+				(*out)[(*n)++] = ids[i];
+				ids[i] = NULL;
+			}
+			sbx_manifest_free(&m);
+		}
+		free(ids[i]);
+	}
+	free(ids);
+	return 0;
+}
+
+int
+sbx_snapshot_remove(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	char p[1200], **kids;
+	size_t n, i;
+	int lock, r = -1;
+
+	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
+		return -1;
+	if (meta_path(s, id, p, sizeof p, e) == -1)
+		goto out;
+	if (access(p, F_OK) == -1) {
+		sbx_err_set(e, SBX_EX_NOINPUT, "no such snapshot");
+		goto out;
+	}
+	if (sbx_snapshot_children(s, id, &kids, &n, e) == -1)
+		goto out;
+	if (n > 0)
+		sbx_err_set(e, SBX_EX_TEMPFAIL, "sandbox %s (and %zu more) runs on it; destroy "
+		    "them first", kids[0], n - 1);
+	for (i = 0; i < n; i++)
+		free(kids[i]);
+	free(kids);
+	if (n > 0)
+		goto out;
+	if (unlink(p) == -1) {
+		sbx_err_sys(e, SBX_EX_IOERR, "%s", p);
+		goto out;
+	}
+	r = 0;
+	sbx_audit(s, id, "snapshot-remove", "ok", NULL, NULL);
+out:
+	close(lock);
+	return r;
+}
+
+/* Export and import: a plain tar of snapshot.yaml and layers/HEX.tar.zst. */
+
+static int
+export_file(struct archive *a, const char *name, const char *path, struct sbx_err *e)
+{
+	struct archive_entry *ent;
+	char buf[1 << 16];
+	struct stat st;
+	ssize_t n;
+	int fd, r = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
+		if (fd != -1)
+			close(fd);
+		return sbx_err_sys(e, SBX_EX_NOINPUT, "%s", path);
+	}
+	if ((ent = archive_entry_new()) == NULL) {
+		close(fd);
+		return oom(e);
+	}
+	archive_entry_set_pathname(ent, name);
+	archive_entry_set_filetype(ent, AE_IFREG);
+	archive_entry_set_perm(ent, 0600);
+	archive_entry_set_size(ent, st.st_size);
+	archive_entry_set_mtime(ent, st.st_mtim.tv_sec, 0);
+	if (archive_write_header(a, ent) != ARCHIVE_OK)
+		r = sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
+	while (r == 0 && (n = read(fd, buf, sizeof buf)) > 0)
+		if (archive_write_data(a, buf, (size_t)n) != n)
+			r = sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
+	archive_entry_free(ent);
+	close(fd);
+	return r;
+}
+
+int
+sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sbx_err *e)
+{
+	struct sbx_snapshot sn;
+	struct archive *a;
+	char p[1200], name[SBX_DIGEST_HEX + 32];
+	size_t i;
+	int lock, r = -1;
+
+	if ((lock = sbx_snap_lock(s, 0, e)) == -1)
+		return -1;
+	if (sbx_snapshot_load(s, id, &sn, e) == -1) {
+		close(lock);
+		return -1;
+	}
+	if ((a = archive_write_new()) == NULL || archive_write_set_format_pax_restricted(a) ||
+	    archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+		sbx_err_set(e, SBX_EX_IOERR, "export: %s", a ? archive_error_string(a) : "no memory");
+		goto out;
+	}
+	if (meta_path(s, id, p, sizeof p, e) == -1 || export_file(a, "snapshot.yaml", p, e) == -1)
+		goto out;
+	for (i = 0; i < sn.n_layers; i++) {
+		snprintf(name, sizeof name, "layers/%s.tar.zst", sn.layers[i].digest);
+		if (blob_path(s, sn.layers[i].digest, p, sizeof p, e) == -1 ||
+		    export_file(a, name, p, e) == -1)
+			goto out;
+	}
+	if (archive_write_close(a) != ARCHIVE_OK) {
+		sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
+		goto out;
+	}
+	r = 0;
+out:
+	if (a)
+		archive_write_free(a);
+	sbx_snapshot_free(&sn);
+	close(lock);
+	return r;
+}
+
+/* One layer of an import: copy it to a temporary file, then check it whole. */
+static int
+import_layer(const struct sbx_store *s, struct archive *a, const char *hex,
+    const struct sbx_snap_layer *want, struct sbx_err *e)
+{
+	struct sbx_layer_info li;
+	char tmp[1200], buf[1 << 16];
+	la_ssize_t n;
+	int fd, r = 0;
+
+	if ((fd = open_tmp(s, "layers", hex, tmp, sizeof tmp, e)) == -1)
+		return -1;
+	while ((n = archive_read_data(a, buf, sizeof buf)) > 0)
+		if (sbx_write_all(fd, buf, (size_t)n) == -1) {
+			r = sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
+			break;
+		}
+	if (r == 0 && n < 0)
+		r = sbx_err_set(e, SBX_EX_DATAERR, "layer %s: %s", hex, archive_error_string(a));
+	if (r == 0 && (lseek(fd, 0, SEEK_SET) == -1 ||
+	    sbx_layer_unpack(fd, hex, NULL, 0, &li, e) == -1))
+		r = sbx_err_prefix(e, "layer sha256:%s", hex);
+	if (r == 0 && li.size != want->size)
+		r = sbx_err_set(e, SBX_EX_DATAERR, "layer sha256:%s: %lld bytes, the snapshot "
+		    "says %lld", hex, li.size, want->size);
+	if (r == 0 && fsync(fd) == -1)
+		r = sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
+	close(fd);
+	if (r == 0)
+		return blob_commit(s, tmp, hex, e);
+	unlink(tmp);
+	return -1;
+}
+
+static int
+same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b)
+{
+	size_t i;
+
+	if (a->n_layers != b->n_layers)
+		return 0;
+	for (i = 0; i < a->n_layers; i++)
+		if (strcmp(a->layers[i].digest, b->layers[i].digest) != 0)
+			return 0;
+	return 1;
+}
+
+int
+sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
+    struct sbx_err *e)
+{
+	struct sbx_snapshot sn, old;
+	struct archive *a;
+	struct archive_entry *ent;
+	char *meta = NULL, *have = NULL, p[1200];
+	size_t len = 0, i;
+	int lock, r = -1, ar;
+
+	memset(&sn, 0, sizeof sn);
+	sbx_manifest_init(&sn.manifest);
+	if ((lock = sbx_snap_lock(s, 0, e)) == -1)
+		return -1;
+	if ((a = archive_read_new()) == NULL) {
+		close(lock);
+		return oom(e);
+	}
+	archive_read_support_format_tar(a);
+	if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK) {
+		sbx_err_set(e, SBX_EX_DATAERR, "not a snapshot archive: %s", archive_error_string(a));
+		goto out;
+	}
+	while ((ar = archive_read_next_header(a, &ent)) == ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(ent);
+		la_int64_t size = archive_entry_size(ent);
+
+		if (name == NULL || archive_entry_filetype(ent) != AE_IFREG) {
+			sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': not a regular file",
+			    name ? name : "");
+			goto out;
+		}
+		if (meta == NULL) {
+			la_ssize_t n;
+
+			if (strcmp(name, "snapshot.yaml") != 0 || size < 0 || size > SBX_DOC_MAX) {
+				sbx_err_set(e, SBX_EX_DATAERR, "the first entry must be snapshot.yaml "
+				    "(at most 1 MiB), not '%.200s'", name);
+				goto out;
+			}
+			if ((meta = malloc((size_t)size + 1)) == NULL) {
+				oom(e);
+				goto out;
+			}
+			n = archive_read_data(a, meta, (size_t)size);
+			if (n != size) {
+				sbx_err_set(e, SBX_EX_DATAERR, "snapshot.yaml: truncated");
+				goto out;
+			}
+			len = (size_t)size;
+			meta[len] = '\0';
+			if (snap_parse("snapshot.yaml", meta, len, &sn, e) == -1)
+				goto out;
+			if ((have = calloc(sn.n_layers, 1)) == NULL) {
+				oom(e);
+				goto out;
+			}
+			continue;
+		}
+		if (strncmp(name, "layers/", 7) != 0 || strlen(name) != 7 + SBX_DIGEST_HEX + 8 ||
+		    strcmp(name + 7 + SBX_DIGEST_HEX, ".tar.zst") != 0) {
+			sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': not a layer", name);
+			goto out;
+		}
+		{
+			char hex[SBX_DIGEST_HEX + 1];
+			size_t k, found = 0;
+
+			memcpy(hex, name + 7, SBX_DIGEST_HEX);
+			hex[SBX_DIGEST_HEX] = '\0';
+			for (k = 0; k < sn.n_layers; k++)
+				if (strcmp(sn.layers[k].digest, hex) == 0) {
+					if (!found && !have[k] && import_layer(s, a, hex, &sn.layers[k],
+					    e) == -1)
+						goto out;
+					found = have[k] = 1;
+				}
+			if (!found) {
+				sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': a layer the snapshot "
+				    "does not name", name);
+				goto out;
+			}
+		}
+	}
+	if (ar != ARCHIVE_EOF) {
+		sbx_err_set(e, SBX_EX_DATAERR, "damaged snapshot archive: %s", archive_error_string(a));
+		goto out;
+	}
+	if (meta == NULL) {
+		sbx_err_set(e, SBX_EX_DATAERR, "empty snapshot archive");
+		goto out;
+	}
+	for (i = 0; i < sn.n_layers; i++) {
+		if (!have[i] && (blob_path(s, sn.layers[i].digest, p, sizeof p, e) == -1 ||
+		    access(p, F_OK) == -1)) {
+			sbx_err_set(e, SBX_EX_DATAERR, "layer sha256:%s is neither in the archive nor "
+			    "in the store", sn.layers[i].digest);
+			goto out;
+		}
+	}
+	if (sbx_snapshot_exists(s, sn.snapshot_id)) {
+		/* Importing the same snapshot twice is a no-op; another one under its ID is not. */
+		if (sbx_snapshot_load(s, sn.snapshot_id, &old, e) == -1)
+			goto out;
+		i = same_layers(&old, &sn);
+		sbx_snapshot_free(&old);
+		if (!i) {
+			sbx_err_set(e, SBX_EX_DATAERR, "snapshot %s exists with other layers",
+			    sn.snapshot_id);
+			goto out;
+		}
+	} else if (snap_save(s, &sn, e) == -1) {
+		goto out;
+	}
+	snprintf(out, SBX_ID_MAX + 1, "%s", sn.snapshot_id);
+	sbx_audit(s, sn.source_sandbox, "snapshot-import", "ok", sn.snapshot_id, NULL);
+	r = 0;
+out:
+	archive_read_free(a);
+	free(meta);
+	free(have);
+	sbx_snapshot_free(&sn);
+	close(lock);
+	return r;
+}
+
+/* The layer cache */
+
+/* cache/HEX, extracting the layer first if it is not there. */
+static int
+cache_layer(const struct sbx_store *s, const char *hex, char *dir, size_t size,
+    struct sbx_err *e)
+{
+	struct sbx_layer_info li;
+	char tmp[1200], blob[1200], name[SBX_DIGEST_HEX + 32];
+	int fd, r;
+
+	if (store_dir(s, "cache", hex, dir, size, e) == -1)
+		return -1;
+	if (access(dir, F_OK) == 0)
+		return 0;
+	snprintf(name, sizeof name, ".tmp-%.16s-%ld", hex, (long)getpid());
+	if (store_dir(s, "cache", name, tmp, sizeof tmp, e) == -1 || blob_path(s, hex, blob,
+	    sizeof blob, e) == -1)
+		return -1;
+	sbx_rm_rf(tmp, NULL);
+	if (mkdir(tmp, 0755) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
+	if ((fd = open(blob, O_RDONLY | O_CLOEXEC)) == -1) {
+		rmdir(tmp);
+		return sbx_err_sys(e, 0, "layer sha256:%s (%s)", hex, blob);
+	}
+	r = sbx_layer_unpack(fd, hex, tmp, !s->rootless, &li, e);
+	close(fd);
+	if (r == -1) {
+		sbx_err_prefix(e, "layer sha256:%s", hex);
+		sbx_rm_rf(tmp, NULL);
+		return -1;
+	}
+	/* The cache is rebuilt from the layer when lost, but never used half-written. */
+	if ((fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		syncfs(fd);
+		close(fd);
+	}
+	sbx_crash_point("cache-extracted");
+	if (rename(tmp, dir) == -1) {
+		int err = errno;
+
+		sbx_rm_rf(tmp, NULL);
+		/* Someone else extracted it meanwhile. */
+		if ((err == EEXIST || err == ENOTEMPTY) && access(dir, F_OK) == 0)
+			return 0;
+		errno = err;
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", dir);
+	}
+	return 0;
+}
+
+int
+sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, size_t *n,
+    char **base, struct sbx_err *e)
+{
+	struct sbx_snapshot sn;
+	char d[1200];
+	size_t i;
+
+	*dirs = NULL;
+	*n = 0;
+	*base = NULL;
+	if (sbx_snapshot_load(s, id, &sn, e) == -1)
+		return sbx_err_prefix(e, "rootfs %s", id);
+	if ((*dirs = calloc(sn.n_layers, sizeof **dirs)) == NULL || (*base = strdup(sn.base_rootfs))
+	    == NULL) {
+		sbx_snapshot_free(&sn);
+		free(*dirs);
+		*dirs = NULL;
+		return oom(e);
+	}
+	for (i = 0; i < sn.n_layers; i++) {
+		if (cache_layer(s, sn.layers[i].digest, d, sizeof d, e) == -1 ||
+		    ((*dirs)[i] = strdup(d)) == NULL) {
+			if (e && !e->msg[0])
+				oom(e);
+			while (i-- > 0)
+				free((*dirs)[i]);
+			free(*dirs);
+			free(*base);
+			*dirs = NULL;
+			*base = NULL;
+			sbx_snapshot_free(&sn);
+			return sbx_err_prefix(e, "rootfs %s", id);
+		}
+	}
+	*n = sn.n_layers;
+	sbx_snapshot_free(&sn);
+	return 0;
+}
+
+/* Retention */
+
+struct all {
+	struct sbx_snapshot *v;
+	size_t n;
+	char *keep;
+};
+
+static void
+all_free(struct all *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		sbx_snapshot_free(&a->v[i]);
+	free(a->v);
+	free(a->keep);
+}
+
+static int
+all_load(const struct sbx_store *s, struct all *a, struct sbx_err *e)
+{
+	char **ids;
+	size_t n, i;
+
+	memset(a, 0, sizeof *a);
+	if (sbx_snapshot_list(s, &ids, &n, e) == -1)
+		return -1;
+	if (n && ((a->v = calloc(n, sizeof *a->v)) == NULL || (a->keep = calloc(n, 1)) == NULL)) {
+		for (i = 0; i < n; i++)
+			free(ids[i]);
+		free(ids);
+		free(a->v);
+		a->v = NULL;
+		return oom(e);
+	}
+	for (i = 0; i < n; i++) {
+		if (sbx_snapshot_load(s, ids[i], &a->v[a->n], NULL) == 0)
+			a->n++;
+		free(ids[i]);
+	}
+	free(ids);
+	return 0;
+}
+
+static long
+all_find(const struct all *a, const char *id)
+{
+	size_t i;
+
+	for (i = 0; id && i < a->n; i++)
+		if (strcmp(a->v[i].snapshot_id, id) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* Keep i and the chain of parents it stacks on. */
+static void
+keep_chain(struct all *a, long i)
+{
+	while (i >= 0) {
+		a->keep[i] = 2;
+		i = all_find(a, a->v[i].parent);
+		if (i >= 0 && a->keep[i] == 2)
+			break;
+	}
+}
+
+static int
+referenced(const struct all *a, const char *hex)
+{
+	size_t i, k;
+
+	for (i = 0; i < a->n; i++)
+		if (a->keep[i])
+			for (k = 0; k < a->v[i].n_layers; k++)
+				if (strcmp(a->v[i].layers[k].digest, hex) == 0)
+					return 1;
+	return 0;
+}
+
+/* Remove what no kept snapshot names from layers/ and cache/, and temporary
+ * files crashes left (only ever called under the exclusive store lock). */
+static void
+collect(const struct sbx_store *s, const struct all *a, int dry_run, sbx_snap_report report,
+    void *ctx)
+{
+	static const char *const subs[] = { "layers", "cache", "snapshots" };
+	char d[1200], p[1600], hex[SBX_DIGEST_HEX + 1];
+	struct dirent *de;
+	size_t i;
+	DIR *dir;
+
+	for (i = 0; i < SBX_ARRAY_LEN(subs); i++) {
+		if (store_dir(s, subs[i], NULL, d, sizeof d, NULL) == -1 || (dir = opendir(d)) == NULL)
+			continue;
+		while ((de = readdir(dir)) != NULL) {
+			const char *kind = i == 0 ? "layer" : "cache";
+			size_t len = strlen(de->d_name);
+
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+			    strcmp(de->d_name, ".lock") == 0)
+				continue;
+			if (strncmp(de->d_name, ".tmp-", 5) == 0 || strstr(de->d_name, ".tmp.")) {
+				kind = "temp";
+			} else if (i == 2) {
+				continue;
+			} else {
+				if (len < SBX_DIGEST_HEX)
+					continue;
+				memcpy(hex, de->d_name, SBX_DIGEST_HEX);
+				hex[SBX_DIGEST_HEX] = '\0';
+				if (!is_hex64(hex) || referenced(a, hex))
+					continue;
+			}
+			snprintf(p, sizeof p, "%s/%s", d, de->d_name);
+			report(ctx, kind, de->d_name);
+			if (!dry_run)
+				sbx_rm_rf(p, NULL);
+		}
+		closedir(dir);
+	}
+}
+
+/* Keep the chains of live sandboxes and of kept snapshots, remove the rest. */
+static int
+sweep(const struct sbx_store *s, struct all *a, int dry_run, sbx_snap_report report, void *ctx,
+    struct sbx_err *e)
+{
+	char **ids, p[1200];
+	size_t n, i;
+	int r = 0;
+
+	if (sbx_store_list(s, &ids, &n, e) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct sbx_manifest m;
+
+		if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
+			if (m.rootfs && m.status && strcmp(m.status, "terminated") != 0)
+				keep_chain(a, all_find(a, m.rootfs));
+			sbx_manifest_free(&m);
+		}
+		free(ids[i]);
+	}
+	free(ids);
+	for (i = 0; i < a->n; i++)
+		if (a->keep[i] == 1)
+			keep_chain(a, (long)i);
+	for (i = 0; i < a->n; i++) {
+		if (a->keep[i])
+			continue;
+		report(ctx, "snapshot", a->v[i].snapshot_id);
+		if (dry_run)
+			continue;
+		if (meta_path(s, a->v[i].snapshot_id, p, sizeof p, e) == -1 || unlink(p) == -1) {
+			r = sbx_err_sys(e, SBX_EX_IOERR, "%s", p);
+			break;
+		}
+		sbx_audit(s, a->v[i].source_sandbox, "snapshot-remove", "ok", a->v[i].snapshot_id,
+		    NULL);
+		sbx_crash_point("gc-snapshot");
+	}
+	if (r == 0)
+		collect(s, a, dry_run, report, ctx);
+	return r;
+}
+
+int
+sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double max_age_s,
+    int dry_run, sbx_snap_report report, void *ctx, struct sbx_err *e)
+{
+	struct all a;
+	double now = sbx_realtime(), t;
+	size_t i, k;
+	int lock, r;
+
+	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
+		return -1;
+	if (all_load(s, &a, e) == -1) {
+		close(lock);
+		return -1;
+	}
+	for (i = 0; i < a.n; i++) {
+		if (keep_last == 0 && max_age_s <= 0)
+			a.keep[i] = 1;
+		if (max_age_s > 0 && sbx_time_parse(a.v[i].created_at, &t) == 0 && now - t < max_age_s)
+			a.keep[i] = 1;
+	}
+	/* Newest first within each lineage (the list is oldest first). */
+	for (i = a.n; keep_last > 0 && i-- > 0;) {
+		long long newer = 0;
+
+		for (k = i + 1; k < a.n; k++)
+			newer += strcmp(a.v[k].lineage, a.v[i].lineage) == 0;
+		if (newer < keep_last)
+			a.keep[i] = 1;
+	}
+	r = sweep(s, &a, dry_run, report, ctx, e);
+	all_free(&a);
+	close(lock);
+	return r;
+}
+
+static void
+no_report(void *ctx, const char *kind, const char *name)
+{
+	(void)ctx;
+	(void)kind;
+	(void)name;
+}
+
+int
+sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long long keep,
+    struct sbx_err *e)
+{
+	struct all a;
+	size_t i;
+	long long newer = 0;
+	int lock, r;
+
+	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
+		return -1;
+	if (all_load(s, &a, e) == -1) {
+		close(lock);
+		return -1;
+	}
+	for (i = a.n; i-- > 0;) {
+		int periodic = strcmp(a.v[i].source_sandbox, sid) == 0 && a.v[i].reason &&
+		    strcmp(a.v[i].reason, "periodic") == 0;
+
+		a.keep[i] = !periodic || newer++ < keep;
+	}
+	r = sweep(s, &a, 0, no_report, NULL, e);
+	all_free(&a);
+	close(lock);
+	return r;
+}

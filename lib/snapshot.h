@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Snapshots (SPEC §7): a sandbox's writable layer captured as a
+ * content-addressed layer while the sandbox is frozen, with metadata naming
+ * the whole chain of layers it stacks on. The store extends the state root:
+ *
+ *   $SBX_ROOT/snapshots/ID.yaml     metadata, written last and atomically
+ *   $SBX_ROOT/layers/HEX.tar.zst    layers, one file per SHA-256, shared
+ *   $SBX_ROOT/cache/HEX/            a layer extracted once, mounted read-only
+ *   $SBX_ROOT/snapshots/.lock       shared while snapshots are made or used,
+ *                                   exclusive while retention removes them
+ *
+ * A snapshot exists once its metadata file does; everything it names was
+ * fsynced before. Anything else in layers/ or cache/ that no snapshot names
+ * is garbage for sbx_snapshot_retain().
+ */
+#ifndef SBX_SNAPSHOT_H
+#define SBX_SNAPSHOT_H
+
+#include <stdio.h>
+
+#include "doc.h"
+#include "error.h"
+#include "id.h"
+#include "layer.h"
+#include "manifest.h"
+#include "state.h"
+
+#define SBX_MAX_LAYERS 128
+
+struct sbx_snap_layer {
+	char digest[SBX_DIGEST_HEX + 1];
+	long long size, unpacked;
+};
+
+struct sbx_snapshot {
+	char *snapshot_id, *parent, *lineage, *source_sandbox, *base_rootfs, *created_at, *reason;
+	struct sbx_snap_layer *layers;     /* bottom first; the last is the snapshot's own */
+	size_t n_layers;
+	struct sbx_manifest manifest;      /* the source sandbox's, without state keys */
+};
+
+/* Lock the snapshot store: shared to make or use snapshots, exclusive to remove. */
+int sbx_snap_lock(const struct sbx_store *s, int exclusive, struct sbx_err *e);
+int sbx_snapshot_exists(const struct sbx_store *s, const char *id);
+int sbx_snapshot_load(const struct sbx_store *s, const char *id, struct sbx_snapshot *sn,
+    struct sbx_err *e);
+void sbx_snapshot_free(struct sbx_snapshot *sn);
+/* Every snapshot ID, sorted by creation time (oldest first). */
+int sbx_snapshot_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err *e);
+int sbx_snapshot_emit(FILE *f, const struct sbx_snapshot *sn, enum sbx_format fmt);
+
+struct sbx_snap_opts {
+	const char *id;        /* caller-chosen snapshot ID, or NULL */
+	const char *reason;    /* manual, periodic, before-destroy, before-run, fork, select */
+};
+/*
+ * Snapshot sandbox sid: freeze it, pack its writable layer, thaw it, write the
+ * metadata. With opts->id naming a snapshot of the same sandbox, nothing is
+ * done (an idempotent retry); of another sandbox, exit 65. out gets the ID.
+ */
+int sbx_snapshot_create(const struct sbx_store *s, const char *sid,
+    const struct sbx_snap_opts *opts, char out[SBX_ID_MAX + 1], struct sbx_err *e);
+/* Recompute every layer's digest; damage is exit 1 naming the layer. */
+int sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e);
+/* Remove a snapshot's metadata (its layers go with retention). A snapshot a
+ * live sandbox was made from is exit 75. */
+int sbx_snapshot_remove(const struct sbx_store *s, const char *id, struct sbx_err *e);
+/* A snapshot and every layer of its chain as one tar archive on fd. */
+int sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sbx_err *e);
+/* The reverse, checking every digest and every entry; out gets the ID. */
+int sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
+    struct sbx_err *e);
+
+/*
+ * What a sandbox made from snapshot id mounts: the layer cache directories,
+ * bottom first (extracting layers not cached yet), and the base root
+ * ("host" or a directory). Caller frees dirs[i], dirs and *base.
+ */
+int sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, size_t *n,
+    char **base, struct sbx_err *e);
+/* The sandboxes made from snapshot id that are not terminated. */
+int sbx_snapshot_children(const struct sbx_store *s, const char *id, char ***ids, size_t *n,
+    struct sbx_err *e);
+
+/* Called for what retention removes (or would). kind: snapshot, layer, cache, temp. */
+typedef void (*sbx_snap_report)(void *ctx, const char *kind, const char *name);
+/*
+ * Retention: keep the newest keep_last snapshots of each lineage (0: all) and
+ * those younger than max_age_s (0: no age limit; with both, a snapshot kept by
+ * either stays), plus every snapshot in the parent chain of a kept one or of a
+ * live sandbox's root; remove the rest, then layers and cache entries no
+ * remaining snapshot names, and temporary files crashes left.
+ */
+int sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double max_age_s,
+    int dry_run, sbx_snap_report report, void *ctx, struct sbx_err *e);
+/* Keep only the newest keep periodic snapshots of sandbox sid (the watchdog's). */
+int sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long long keep,
+    struct sbx_err *e);
+
+#endif
