@@ -7,6 +7,7 @@
 #include "gc.h"
 #include "id.h"
 #include "sandbox.h"
+#include "snapshot.h"
 #include "util.h"
 
 static void __attribute__((noreturn))
@@ -14,6 +15,7 @@ usage(int code)
 {
 	fprintf(code ? stderr : stdout,
 	    "usage: sbx-gc [-n] [-c ID] [ID... | -]\n"
+	    "       sbx-gc [-n] [--keep-last N] [--max-age DURATION]\n"
 	    "       sbx-gc --verify-audit\n");
 	exit(code);
 }
@@ -25,6 +27,8 @@ report(void *ctx, const char *kind, const char *name)
 
 	if (strcmp(kind, "sandbox") == 0 && !dry)
 		printf("%s\n", name);
+	else if (strcmp(kind, "frozen") == 0)
+		printf("%s sandbox %s\n", dry ? "would thaw" : "thawed", name);
 	else
 		printf("%s%s %s\n", dry ? "would remove " : "removed ", kind, name);
 }
@@ -34,7 +38,7 @@ destroy(const struct sbx_store *s, const char *id, int dry)
 {
 	struct sbx_err e = { 0 };
 
-	if (sbx_id_check(id, &e) == -1 || (!dry && sbx_sandbox_destroy(s, id, &e) == -1) ||
+	if (sbx_id_check(id, &e) == -1 || (!dry && sbx_gc_destroy(s, id, &e) == -1) ||
 	    (dry && !sbx_store_exists(s, id) &&
 	    sbx_err_set(&e, SBX_EX_NOINPUT, "no such sandbox") == -1)) {
 		warnx("%s: %s", id, e.msg);
@@ -50,6 +54,8 @@ main(int argc, char *argv[])
 	static const struct option opts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "verify-audit", no_argument, NULL, 'A' },
+		{ "keep-last", required_argument, NULL, 'k' },
+		{ "max-age", required_argument, NULL, 'a' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -57,12 +63,29 @@ main(int argc, char *argv[])
 	};
 	struct sbx_err e = { 0 };
 	struct sbx_store store;
-	int c, dry = 0, verify = 0, rc = 0, r, i;
+	int c, dry = 0, verify = 0, rc = 0, r, i, retention = 0;
+	long long keep_last = 0;
+	double max_age = 0;
+	char *end;
 
 	while ((c = getopt_long(argc, argv, "nc:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': dry = 1; break;
 		case 'A': verify = 1; break;
+		case 'k':
+			errno = 0;
+			keep_last = strtoll(optarg, &end, 10);
+			if (errno || *end || end == optarg || keep_last < 1)
+				errx(SBX_EX_USAGE, "--keep-last: '%s' is not a count of 1 or more",
+				    optarg);
+			retention = 1;
+			break;
+		case 'a':
+			if (sbx_duration_parse(optarg, &max_age) == -1 || max_age <= 0)
+				errx(SBX_EX_USAGE, "--max-age: '%s' is not a duration (30, 90s, 15m, "
+				    "12h, 7d)", optarg);
+			retention = 1;
+			break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -86,8 +109,14 @@ main(int argc, char *argv[])
 	if (argc == 0) {
 		if (sbx_gc_sweep(&store, dry, report, &dry, &e) == -1)
 			sbx_die(&e, "sweep");
+		/* Without --keep-last or --max-age every snapshot stays; what no
+		 * snapshot names (layers, cache, temporary files) still goes. */
+		if (sbx_snapshot_retain(&store, keep_last, max_age, dry, report, &dry, &e) == -1)
+			sbx_die(&e, "snapshot retention");
 		return sbx_flush_stdout();
 	}
+	if (retention)
+		usage(SBX_EX_USAGE);
 	if (argc == 1 && strcmp(argv[0], "-") == 0) {
 		char line[256];
 

@@ -6,13 +6,15 @@
 #include "common.h"
 #include "id.h"
 #include "sandbox.h"
+#include "snapshot.h"
 
 static void __attribute__((noreturn))
 usage(int code)
 {
 	fprintf(code ? stderr : stdout,
 	    "usage: sbx-run [-t] [-e K=V]... [-w DIR] [-u UID[:GID]] [-T SECONDS [-k SECONDS]]\n"
-	    "               [--trace FILE|-] [-c ID] (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n");
+	    "               [--trace FILE|-] [--snapshot-before] [-c ID]\n"
+	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n");
 	exit(code);
 }
 
@@ -75,6 +77,7 @@ main(int argc, char *argv[])
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "kill-after", required_argument, NULL, 'k' },
 		{ "trace", required_argument, NULL, 'r' },
+		{ "snapshot-before", no_argument, NULL, 'S' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -88,7 +91,7 @@ main(int argc, char *argv[])
 	const char *manifest = NULL, *trace = NULL;
 	char id[SBX_ID_MAX + 1], **env = NULL, **grown;
 	unsigned u, g;
-	int c, r, existed;
+	int c, r, existed, snap_before = 0;
 
 	while ((c = getopt_long(argc, argv, "+tm:e:w:u:T:k:c:hV", opts, NULL)) != -1) {
 		switch (c) {
@@ -115,6 +118,7 @@ main(int argc, char *argv[])
 		case 'T': x.timeout_s = seconds("--timeout", optarg); break;
 		case 'k': x.kill_after_s = seconds("--kill-after", optarg); break;
 		case 'r': trace = optarg; break;
+		case 'S': snap_before = 1; break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -158,6 +162,15 @@ main(int argc, char *argv[])
 			errx(SBX_EX_RUNFAIL, "%s: %s", manifest, e.msg);
 		snprintf(id, sizeof id, "%s", m.sandbox_id);
 		sbx_manifest_free(&m);
+	}
+	if (snap_before) {
+		/* Snapshot before mutating: the command runs only once it is written. */
+		struct sbx_snap_opts o = { NULL, "before-run" };
+		char snap[SBX_ID_MAX + 1];
+
+		if (sbx_snapshot_create(&store, id, &o, snap, &e) == -1)
+			errx(SBX_EX_RUNFAIL, "%s: --snapshot-before: %s", id, e.msg);
+		fprintf(stderr, "sbx-run: %s: snapshot %s\n", id, snap);
 	}
 	r = sbx_sandbox_run(&store, id, &x, &res, &e);
 	if (r == -1)

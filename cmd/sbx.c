@@ -11,7 +11,7 @@ usage(int code)
 {
 	fprintf(code ? stderr : stdout,
 	    "usage: sbx VERB [ARG...]\n"
-	    "verbs: provision run inspect ls gc watchdog pause\n");
+	    "verbs: provision run snap fork inspect ls gc watchdog pause\n");
 	exit(code);
 }
 

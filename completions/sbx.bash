@@ -7,14 +7,20 @@ _sbx_ids() {
 	COMPREPLY+=($(compgen -W "$(sbx-ls -q 2>/dev/null)" -- "$1"))
 }
 
+_sbx_snaps() {
+	COMPREPLY+=($(compgen -W "$(sbx-snap list 2>/dev/null)" -- "$1"))
+}
+
 _sbx_prog() {
 	local prog=$1 cur=$2 prev=$3 opts
 	case $prog in
 	sbx-provision) opts="-n --dry-run --no-watchdog -o --output -c --correlation-id -h --help -V --version" ;;
-	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace -c --correlation-id -h --help -V --version" ;;
+	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -c --correlation-id -h --help -V --version" ;;
+	sbx-snap) opts="--id -o --output -f --file -c --correlation-id -h --help -V --version" ;;
+	sbx-fork) opts="-n --count --id --select -o --output -c --correlation-id -h --help -V --version" ;;
 	sbx-inspect) opts="-o --output -h --help -V --version" ;;
 	sbx-ls) opts="-q --quiet -o --output -h --help -V --version" ;;
-	sbx-gc) opts="-n --dry-run --verify-audit -c --correlation-id -h --help -V --version" ;;
+	sbx-gc) opts="-n --dry-run --keep-last --max-age --verify-audit -c --correlation-id -h --help -V --version" ;;
 	sbx-watchdog) opts="--all --once -i --interval -h --help -V --version" ;;
 	sbx-pause) opts="-r --resume -c --correlation-id -h --help -V --version" ;;
 	esac
@@ -22,13 +28,17 @@ _sbx_prog() {
 	-o | --output)
 		COMPREPLY=($(compgen -W "yaml json" -- "$cur"))
 		return ;;
-	-m | --manifest | --trace)
+	-m | --manifest | --trace | -f | --file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	-w | --workdir)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
-	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id | -i | --interval)
+	--select)
+		_sbx_ids "$cur"
+		return ;;
+	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id | -i | --interval | \
+	    --id | -n | --count | --keep-last | --max-age)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
@@ -38,6 +48,23 @@ _sbx_prog() {
 	case $prog in
 	sbx-provision) COMPREPLY=($(compgen -f -- "$cur")) ;;
 	sbx-inspect | sbx-gc | sbx-run | sbx-watchdog | sbx-pause) _sbx_ids "$cur" ;;
+	sbx-fork) _sbx_snaps "$cur"; _sbx_ids "$cur" ;;
+	sbx-snap)
+		local verb
+		for verb in "${COMP_WORDS[@]:1}"; do
+			case $verb in
+			list | inspect | verify | remove | restore | export | import | create) break ;;
+			esac
+			verb=
+		done
+		case $verb in
+		"") COMPREPLY=($(compgen -W "create list inspect verify remove restore export import" -- "$cur"))
+			_sbx_ids "$cur" ;;
+		create) _sbx_ids "$cur" ;;
+		import) COMPREPLY=($(compgen -f -- "$cur")) ;;
+		list) ;;
+		*) _sbx_snaps "$cur" ;;
+		esac ;;
 	esac
 }
 
@@ -47,7 +74,7 @@ _sbx() {
 	COMPREPLY=()
 	if [ "$prog" = sbx ]; then
 		if [ "$COMP_CWORD" -eq 1 ]; then
-			COMPREPLY=($(compgen -W "provision run inspect ls gc watchdog pause" -- "$cur"))
+			COMPREPLY=($(compgen -W "provision run snap fork inspect ls gc watchdog pause" -- "$cur"))
 			return
 		fi
 		prog=sbx-${COMP_WORDS[1]}
@@ -55,4 +82,5 @@ _sbx() {
 	_sbx_prog "$prog" "$cur" "$prev"
 }
 
-complete -F _sbx sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause
+complete -F _sbx sbx sbx-provision sbx-run sbx-snap sbx-fork sbx-inspect sbx-ls sbx-gc sbx-watchdog \
+	sbx-pause

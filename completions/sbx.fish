@@ -5,9 +5,13 @@ function __sbx_ids
     sbx-ls -q 2>/dev/null
 end
 
-complete -c sbx -f -n __fish_use_subcommand -a 'provision run inspect ls gc watchdog pause'
+function __sbx_snaps
+    sbx-snap list 2>/dev/null
+end
 
-for p in sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause
+complete -c sbx -f -n __fish_use_subcommand -a 'provision run snap fork inspect ls gc watchdog pause'
+
+for p in sbx-provision sbx-run sbx-snap sbx-fork sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause
     complete -c $p -s h -l help -d 'usage'
     complete -c $p -s V -l version -d 'version'
 end
@@ -26,6 +30,7 @@ complete -c sbx-run -s u -l user -x -d 'UID[:GID]'
 complete -c sbx-run -s T -l timeout -x -d 'time limit in seconds'
 complete -c sbx-run -s k -l kill-after -x -d 'grace after SIGTERM'
 complete -c sbx-run -l trace -r -F -d 'write the execution trace'
+complete -c sbx-run -l snapshot-before -d 'snapshot the sandbox before the command runs'
 complete -c sbx-run -s c -l correlation-id -x -d 'audit correlation ID'
 complete -c sbx-run -f -a '(__sbx_ids)'
 
@@ -38,6 +43,8 @@ complete -c sbx-ls -f
 
 complete -c sbx-gc -s n -l dry-run -d 'show, remove nothing'
 complete -c sbx-gc -l verify-audit -d 'check the audit hash chain'
+complete -c sbx-gc -l keep-last -x -d 'snapshots kept per lineage'
+complete -c sbx-gc -l max-age -x -d 'keep snapshots younger than this'
 complete -c sbx-gc -s c -l correlation-id -x -d 'audit correlation ID'
 complete -c sbx-gc -f -a '(__sbx_ids)'
 
@@ -49,3 +56,18 @@ complete -c sbx-watchdog -f -a '(__sbx_ids)'
 complete -c sbx-pause -s r -l resume -d 'thaw instead of freeze'
 complete -c sbx-pause -s c -l correlation-id -x -d 'audit correlation ID'
 complete -c sbx-pause -f -a '(__sbx_ids)'
+
+complete -c sbx-snap -f -n 'not __fish_seen_subcommand_from create list inspect verify remove restore export import' -a 'create list inspect verify remove restore export import'
+complete -c sbx-snap -l id -x -d 'snapshot ID (create), sandbox ID (restore)'
+complete -c sbx-snap -s o -l output -x -a 'yaml json' -d 'output format'
+complete -c sbx-snap -s f -l file -r -F -d 'export to a file'
+complete -c sbx-snap -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-snap -f -n '__fish_seen_subcommand_from inspect verify remove restore export' -a '(__sbx_snaps)'
+complete -c sbx-snap -f -n 'not __fish_seen_subcommand_from list inspect verify remove restore export import' -a '(__sbx_ids)'
+
+complete -c sbx-fork -s n -l count -x -d 'how many children'
+complete -c sbx-fork -l id -x -d 'name the children PREFIX-1..N'
+complete -c sbx-fork -l select -x -a '(__sbx_ids)' -d 'keep this branch, retire its siblings'
+complete -c sbx-fork -s o -l output -x -a 'yaml json' -d 'output format'
+complete -c sbx-fork -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-fork -f -a '(__sbx_snaps) (__sbx_ids)'

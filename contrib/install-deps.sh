@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Install the Debian packages sbx builds and tests with, when any is missing.
 set -eu
-pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev scdoc bats iproute2 util-linux procps e2fsprogs python3"
+pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev libarchive-dev zstd scdoc bats iproute2 util-linux procps e2fsprogs python3"
 # `install-deps.sh bench`: what make bench compares against
-[ "${1:-}" = bench ] && pkgs="$pkgs bubblewrap hyperfine runc"
+[ "${1:-}" = bench ] && pkgs="$pkgs bubblewrap hyperfine runc libarchive-tools"
 # `install-deps.sh lint`: the static checkers
 [ "${1:-}" = lint ] && pkgs="$pkgs cppcheck clang-tidy shellcheck zsh fish"
 # `install-deps.sh fuzz`: libFuzzer

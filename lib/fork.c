@@ -123,6 +123,10 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 	}
 	if (sbx_snapshot_load(s, snap, &sn, e) == -1)
 		return -1;
+	if (sbx_manifest_defaults(&sn.manifest, e) == -1) {
+		sbx_snapshot_free(&sn);
+		return sbx_err_prefix(e, "snapshot %s", snap);
+	}
 	if ((*ids = calloc((size_t)n, sizeof **ids)) == NULL ||
 	    (made_now = calloc((size_t)n, 1)) == NULL) {
 		free(*ids);

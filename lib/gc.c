@@ -12,7 +12,29 @@
 #include "manifest.h"
 #include "quota.h"
 #include "sandbox.h"
+#include "snapshot.h"
 #include "util.h"
+
+int
+sbx_gc_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	struct sbx_manifest m;
+	int before;
+
+	if (sbx_state_load(s, id, &m, e) == -1)
+		return -1;
+	before = m.snapshot.enabled && m.snapshot.before_destroy && m.has_rt;
+	sbx_manifest_free(&m);
+	if (before) {
+		struct sbx_snap_opts o = { NULL, "before-destroy" };
+		char snap[SBX_ID_MAX + 1];
+
+		/* The layer is on disk even when the sandbox's processes are gone. */
+		if (sbx_snapshot_create(s, id, &o, snap, e) == -1)
+			return sbx_err_prefix(e, "snapshot.before_destroy");
+	}
+	return sbx_sandbox_destroy(s, id, e);
+}
 
 static int
 orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_gc_report report, void *ctx)
@@ -86,6 +108,14 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 		struct sbx_err one;
 
 		if (sbx_sandbox_view(s, ids[i], &m, &one) == 0) {
+			if (m.status && strcmp(m.status, "snapshotting") == 0) {
+				/* A snapshot killed midway: thaw the sandbox, give it back. */
+				report(ctx, "frozen", ids[i]);
+				if (!dry_run && sbx_sandbox_recover(s, ids[i], &one) == -1 && r == 0) {
+					*e = one;
+					r = -1;
+				}
+			}
 			if (m.status && (strcmp(m.status, "provisioning") == 0 ||
 			    strcmp(m.status, "cleanup") == 0)) {
 				/* Mid-provision or mid-destroy: abandoned if no tool holds its lock. */
@@ -99,7 +129,7 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 			}
 			if (m.status && strcmp(m.status, "terminated") == 0) {
 				report(ctx, "sandbox", ids[i]);
-				if (!dry_run && sbx_sandbox_destroy(s, ids[i], &one) == -1 && r == 0) {
+				if (!dry_run && sbx_gc_destroy(s, ids[i], &one) == -1 && r == 0) {
 					*e = one;
 					r = -1;
 				}

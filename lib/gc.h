@@ -11,9 +11,13 @@
 #include "state.h"
 
 /* Called for each thing removed (or, with dry_run, that would be). kind is
- * "sandbox", "cgroup" or "state". */
+ * "sandbox", "cgroup", "state" or "frozen" (a sandbox thawed after an
+ * interrupted snapshot). */
 typedef void (*sbx_gc_report)(void *ctx, const char *kind, const char *name);
 
+/* Destroy sandbox id, snapshotting it first when its manifest asks for
+ * snapshot.before_destroy (a failed snapshot keeps the sandbox). */
+int sbx_gc_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e);
 int sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void *ctx,
     struct sbx_err *e);
 

@@ -379,22 +379,26 @@ pack_dir(struct packer *p, int dirfd, const char *rel)
 		return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", *rel ? rel : ".");
 	}
 	while ((de = readdir(d)) != NULL) {
+		char *name;
+
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (n == cap) {
-			char **g = realloc(names, (cap = cap ? cap * 2 : 32) * sizeof *g);
+			size_t grown = cap ? cap * 2 : 32;
+			char **g = realloc(names, grown * sizeof *g);
 
 			if (g == NULL) {
 				r = sbx_err_set(p->e, SBX_EX_OSERR, "out of memory");
 				break;
 			}
 			names = g;
+			cap = grown;
 		}
-		if ((names[n] = strdup(de->d_name)) == NULL) {
+		if ((name = strdup(de->d_name)) == NULL) {
 			r = sbx_err_set(p->e, SBX_EX_OSERR, "out of memory");
 			break;
 		}
-		n++;
+		names[n++] = name;
 	}
 	closedir(d);
 	if (r == 0 && n > 1)
@@ -540,18 +544,44 @@ link_inside(const char *path, const char *target)
 	return 1;
 }
 
+/* What the entries so far were: every path, the symlinks, the regular files. */
+struct seen {
+	struct strset all, links, files;
+};
+
+/* Is a directory above path one of the symlinks seen? */
+static int
+below_link(const struct seen *sn, const char *path)
+{
+	char buf[4096], *c;
+
+	snprintf(buf, sizeof buf, "%s", path);
+	for (c = buf; (c = strchr(c, '/')) != NULL; *c++ = '/') {
+		*c = '\0';
+		if (strset_has(&sn->links, buf))
+			return 1;
+	}
+	return 0;
+}
+
 /* Check one entry against what a layer may hold; path has no "./" prefix. */
 static int
-check_entry(struct archive_entry *ent, const char *path, const struct strset *files,
+check_entry(struct archive_entry *ent, const char *path, const struct seen *sn,
     struct sbx_err *e)
 {
 	mode_t type = archive_entry_filetype(ent), mode = archive_entry_mode(ent);
 	const char *hl = archive_entry_hardlink(ent), *sl, *name, *val;
+	const struct strset *files = &sn->files;
 	size_t len;
 
 	if (!clean_path(path))
 		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': absolute, empty or with "
 		    "'..' or '.'", path);
+	if (strset_has(&sn->all, path))
+		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': appears twice", path);
+	if (below_link(sn, path))
+		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': lies below a symlink of "
+		    "the layer", path);
 	if (hl != NULL) {
 		if (strncmp(hl, "./", 2) == 0)
 			hl += 2;
@@ -614,7 +644,7 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 	struct reader rd = { .fd = blobfd };
 	struct archive *in = NULL, *out = NULL;
 	struct archive_entry *ent;
-	struct strset files = { 0 };
+	struct seen seen = { { 0 }, { 0 }, { 0 } };
 	long long max = sbx_layer_max_bytes();
 	unsigned char d[32];
 	int cwd = -1, r = -1, ar;
@@ -675,7 +705,7 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 			sbx_err_set(e, SBX_EX_DATAERR, "entry '.': a layer does not hold its root");
 			goto out;
 		}
-		if (check_entry(ent, path, &files, e) == -1)
+		if (check_entry(ent, path, &seen, e) == -1)
 			goto out;
 		if (++info->entries > MAX_ENTRIES) {
 			sbx_err_set(e, SBX_EX_DATAERR, "more than %lld entries", MAX_ENTRIES);
@@ -686,8 +716,11 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 			    "(SBX_LAYER_MAX_MB)", max >> 20);
 			goto out;
 		}
-		if (archive_entry_filetype(ent) == AE_IFREG && archive_entry_hardlink(ent) == NULL &&
-		    strset_add(&files, path) == -1) {
+		if (strset_add(&seen.all, path) == -1 ||
+		    (archive_entry_filetype(ent) == AE_IFLNK && archive_entry_hardlink(ent) == NULL &&
+		    strset_add(&seen.links, path) == -1) ||
+		    (archive_entry_filetype(ent) == AE_IFREG && archive_entry_hardlink(ent) == NULL &&
+		    strset_add(&seen.files, path) == -1)) {
 			sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 			goto out;
 		}
@@ -736,7 +769,9 @@ out:
 		archive_read_free(in);
 	if (out)
 		archive_write_free(out);
-	strset_free(&files);
+	strset_free(&seen.all);
+	strset_free(&seen.links);
+	strset_free(&seen.files);
 	free(rd.buf);
 	return r;
 }

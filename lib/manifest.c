@@ -484,7 +484,7 @@ parse_tmpfs(struct ctx *c, const struct sbx_node *n, struct sbx_manifest *m)
 	static const struct field size_f = { "size_mb", F_INT, 0, 1, 1 << 20, NULL, NULL, NULL,
 		0, 0 };
 	size_t i, j;
-	double v;
+	double v = 0;
 
 	if (want(c, n, SBX_SEQ, "tmpfs") == -1)
 		return -1;
@@ -881,8 +881,11 @@ sbx_manifest_defaults(struct sbx_manifest *m, struct sbx_err *e)
 		m->res.max_wall_clock_s = 3600;
 	if (m->read_only_root == -1)
 		m->read_only_root = 1;
+	/* Asking for periodic or before-destroy snapshots turns them on;
+	 * `enabled: false` keeps them off. */
 	if (m->snapshot.enabled == -1)
-		m->snapshot.enabled = 0;
+		m->snapshot.enabled = m->snapshot.interval_s != SBX_UNSET_INT ||
+		    m->snapshot.before_destroy == 1;
 	if (m->snapshot.before_destroy == -1)
 		m->snapshot.before_destroy = 0;
 	if (m->max_fork_factor == SBX_UNSET_INT)

@@ -247,7 +247,8 @@ send_go(int sock, const int *fds, size_t n)
 		memset(buf, 0, sizeof buf);
 		msg.msg_control = buf;
 		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		cm = CMSG_FIRSTHDR(&msg);
+		if ((cm = CMSG_FIRSTHDR(&msg)) == NULL)
+			return -1;
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
 		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
@@ -399,6 +400,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	m->has_rt = 1;
 	m->rt.rootless = s->rootless;
 	memset(&lw, 0, sizeof lw);
+	memset(layerfds, -1, sizeof layerfds);
 	if (pick_ids(s, m, e) == -1 ||
 	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, &lw, e) == -1) {
 		sbx_lowers_free(&lw);

@@ -28,6 +28,24 @@ set_time(char **field, double t)
 	return (*field = strdup(buf)) == NULL ? -1 : 0;
 }
 
+/* Snapshots live in the state root; a manifest naming another store is refused
+ * rather than have its snapshots silently land elsewhere. */
+static int
+check_backend(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	const char *b = m->snapshot.storage_backend;
+	char here[1100];
+
+	if (b == NULL)
+		return 0;
+	snprintf(here, sizeof here, "file://%s/snapshots", s->root);
+	if (strcmp(b, here) == 0 || (strncmp(b, here, strlen(here)) == 0 &&
+	    strcmp(b + strlen(here), "/") == 0))
+		return 0;
+	return sbx_err_set(e, SBX_EX_UNAVAILABLE, "snapshot.storage_backend %s: this build keeps "
+	    "snapshots in the state root (%s); other stores are not supported yet", b, here);
+}
+
 int
 sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
     int *existed, struct sbx_err *e)
@@ -59,7 +77,8 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 		free(keep);
 		return r;
 	}
-	if ((drv = sbx_driver_for(m, e)) == NULL || drv->check(s, m, e) == -1)
+	if ((drv = sbx_driver_for(m, e)) == NULL || drv->check(s, m, e) == -1 ||
+	    check_backend(s, m, e) == -1)
 		return -1;
 	if (m->sandbox_id != NULL) {
 		if ((lock = sbx_store_create(s, m->sandbox_id, e)) == -1)
@@ -372,6 +391,37 @@ sbx_sandbox_note(const struct sbx_store *s, const char *id, const char *warning,
 	free(m.last_warning);
 	if ((m.last_warning = strdup(warning)) != NULL)
 		r = sbx_state_save(s, &m, e);
+	sbx_manifest_free(&m);
+	close(lock);
+	return r;
+}
+
+int
+sbx_sandbox_recover(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	const struct sbx_driver *drv;
+	struct sbx_manifest m;
+	int lock, r = -1;
+
+	if ((lock = sbx_store_lock(s, id, 1, 0, e)) == -1)
+		return -1;
+	if (sbx_state_load(s, id, &m, e) == -1) {
+		close(lock);
+		return -1;
+	}
+	if (m.status == NULL || strcmp(m.status, "snapshotting") != 0) {
+		r = 0;    /* someone was first */
+		goto out;
+	}
+	if ((drv = sbx_driver_for(&m, e)) == NULL)
+		goto out;
+	if (drv->alive(&m) && drv->freeze(&m, 0, e) == -1)
+		goto out;
+	if (sbx_state_transition(&m, "ready", e) == -1 || sbx_state_save(s, &m, e) == -1)
+		goto out;
+	r = 0;
+	sbx_audit(s, id, "snapshot-recover", "ok", "thawed after an interrupted snapshot", NULL);
+out:
 	sbx_manifest_free(&m);
 	close(lock);
 	return r;

@@ -34,6 +34,9 @@ int sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *re
 /* Record the watchdog's last warning in the state. */
 int sbx_sandbox_note(const struct sbx_store *s, const char *id, const char *warning,
     struct sbx_err *e);
+/* After a snapshot was killed midway (status snapshotting, lock free): thaw
+ * the sandbox and make it ready again. */
+int sbx_sandbox_recover(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /* Kill everything, remove kernel objects and state. A missing sandbox is exit 66. */
 int sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /* The state document as ls and inspect show it: status reflects the kernel

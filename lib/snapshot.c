@@ -316,8 +316,9 @@ sbx_snapshot_load(const struct sbx_store *s, const char *id, struct sbx_snapshot
 	r = snap_parse(p, buf, len, sn, e);
 	free(buf);
 	if (r == 0 && strcmp(sn->snapshot_id, id) != 0) {
+		sbx_err_set(e, SBX_EX_DATAERR, "%s: names snapshot %s", p, sn->snapshot_id);
 		sbx_snapshot_free(sn);
-		return sbx_err_set(e, SBX_EX_DATAERR, "%s: names snapshot %s", p, sn->snapshot_id);
+		return -1;
 	}
 	return r;
 }
@@ -530,7 +531,8 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_snap
 		sn->lineage = dupstr(parent.lineage);
 		sn->base_rootfs = dupstr(parent.base_rootfs);
 	} else {
-		sn->lineage = dupstr(sn->snapshot_id);
+		/* A lineage is named for the sandbox it began with. */
+		sn->lineage = dupstr(m->sandbox_id);
 		sn->base_rootfs = dupstr(m->rootfs);
 	}
 	sbx_snapshot_free(&parent);
@@ -586,7 +588,7 @@ sbx_snapshot_create(const struct sbx_store *s, const char *sid,
 		/* A retried step: the snapshot it made is the answer. */
 		if (sbx_snapshot_load(s, id, &sn, e) == -1)
 			goto out;
-		if (strcmp(sn.source_sandbox, sid) != 0) {
+		if (sn.source_sandbox == NULL || strcmp(sn.source_sandbox, sid) != 0) {
 			sbx_err_set(e, SBX_EX_DATAERR, "snapshot ID %s is taken by a snapshot of "
 			    "sandbox %s", id, sn.source_sandbox);
 			goto out;
@@ -868,7 +870,7 @@ static int
 import_layer(const struct sbx_store *s, struct archive *a, const char *hex,
     const struct sbx_snap_layer *want, struct sbx_err *e)
 {
-	struct sbx_layer_info li;
+	struct sbx_layer_info li = { .size = -1 };
 	char tmp[1200], buf[1 << 16];
 	la_ssize_t n;
 	int fd, r = 0;
@@ -1102,7 +1104,7 @@ sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, siz
 	*base = NULL;
 	if (sbx_snapshot_load(s, id, &sn, e) == -1)
 		return sbx_err_prefix(e, "rootfs %s", id);
-	if ((*dirs = calloc(sn.n_layers, sizeof **dirs)) == NULL || (*base = strdup(sn.base_rootfs))
+	if ((*dirs = calloc(sn.n_layers + 1, sizeof **dirs)) == NULL || (*base = strdup(sn.base_rootfs))
 	    == NULL) {
 		sbx_snapshot_free(&sn);
 		free(*dirs);
@@ -1357,7 +1359,8 @@ sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long lon
 		return -1;
 	}
 	for (i = a.n; i-- > 0;) {
-		int periodic = strcmp(a.v[i].source_sandbox, sid) == 0 && a.v[i].reason &&
+		int periodic = a.v[i].source_sandbox && strcmp(a.v[i].source_sandbox, sid) == 0 &&
+		    a.v[i].reason &&
 		    strcmp(a.v[i].reason, "periodic") == 0;
 
 		a.keep[i] = !periodic || newer++ < keep;

@@ -363,3 +363,26 @@ sbx_proc_alive(pid_t pid, unsigned long long starttime)
 		return 0;
 	return p[2] != 'Z' && p[2] != 'X';
 }
+
+int
+sbx_duration_parse(const char *s, double *seconds)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0 || v != v)
+		return -1;
+	switch (*end) {
+	case '\0': case 's': break;
+	case 'm': v *= 60; break;
+	case 'h': v *= 3600; break;
+	case 'd': v *= 86400; break;
+	default: return -1;
+	}
+	if (*end && end[1] != '\0')
+		return -1;
+	*seconds = v;
+	return 0;
+}

@@ -40,6 +40,8 @@ void sbx_time_rfc3339_ms(char *buf, size_t size, double t);
 int sbx_time_parse(const char *s, double *t);
 /* The wall clock in seconds since the epoch, with its fraction. */
 double sbx_realtime(void);
+/* A duration: seconds, or a number with s, m, h or d. */
+int sbx_duration_parse(const char *s, double *seconds);
 double sbx_monotonic(void);
 /* Process start time (clock ticks since boot, /proc/PID/stat field 22); 0 if gone. */
 unsigned long long sbx_proc_starttime(pid_t pid);

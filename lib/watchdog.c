@@ -17,6 +17,7 @@
 #include "cgroup.h"
 #include "id.h"
 #include "sandbox.h"
+#include "snapshot.h"
 #include "util.h"
 #include "watchdog.h"
 
@@ -28,6 +29,9 @@ struct target {
 	long long limit;         /* memory hard limit in bytes, 0: none */
 	int memfd;
 	int level;               /* warnings given: 0, 80 or 95 */
+	double snap_every;       /* snapshot.interval_s, 0: none */
+	double next_snap;        /* CLOCK_REALTIME seconds */
+	long long keep;          /* snapshot.keep */
 	int done;
 };
 
@@ -58,6 +62,11 @@ refresh(const struct sbx_store *s, struct target *t)
 		t->done = 1;
 	t->deadline = m.expires_at && sbx_time_parse(m.expires_at, &until) == 0 ? until : INFINITY;
 	t->limit = m.res.memory_mb != SBX_UNSET_INT ? m.res.memory_mb << 20 : 0;
+	t->snap_every = m.snapshot.enabled == 1 && m.snapshot.interval_s != SBX_UNSET_INT ?
+	    (double)m.snapshot.interval_s : 0;
+	t->keep = m.snapshot.keep != SBX_UNSET_INT ? m.snapshot.keep : 1;
+	if (t->snap_every > 0 && t->next_snap == 0)
+		t->next_snap = sbx_realtime() + t->snap_every;
 	if (t->limit && t->memfd == -1 && m.rt.cgroup && sbx_cgroup_host(&h, NULL) == 0 &&
 	    sbx_cgroup_from_spec(&h, m.rt.cgroup, &cg, NULL) == 0)
 		t->memfd = sbx_cgroup_memory_fd(&cg);
@@ -114,9 +123,26 @@ tend(const struct sbx_store *s, struct target *t, double poll)
 		return INFINITY;
 	}
 	check_memory(s, t);
+	if (t->snap_every > 0 && now >= t->next_snap) {
+		struct sbx_snap_opts o = { NULL, "periodic" };
+		char snap[SBX_ID_MAX + 1];
+
+		/* A sandbox busy being made, snapshotted or paused by others: next time. */
+		if (sbx_snapshot_create(s, t->id, &o, snap, &e) == 0)
+			sbx_snapshot_prune_periodic(s, t->id, t->keep, &e);
+		now = sbx_realtime();
+		t->next_snap = now + t->snap_every;
+		refresh(s, t);
+		if (t->done)
+			return INFINITY;
+	}
+	if (!t->limit)
+		poll = INFINITY;
+	if (t->snap_every > 0)
+		poll = fmin(poll, t->next_snap - now);
 	/* With a limit, sample (and, until the cgroup is known, keep re-reading the
 	 * state: provision records it after starting us). */
-	return t->limit ? fmin(poll, t->deadline - now) : t->deadline - now;
+	return fmin(poll, t->deadline - now);
 }
 
 static void

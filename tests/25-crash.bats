@@ -90,3 +90,63 @@ assert_nothing_left() {
 	run -0 sbx-gc
 	assert_nothing_left
 }
+
+# The snapshot store is consistent: every snapshot verifies, no temporary file
+# is left, and every layer is named by some snapshot.
+check_store() {
+	local s f d
+	for s in $(sbx-snap list); do
+		sbx-snap verify "$s" || return 1
+	done
+	for d in layers cache snapshots; do
+		[ -d "$SBX_ROOT/$d" ] || continue
+		while IFS= read -r f; do
+			case $f in
+			.lock|.fork.lock) ;;
+			.tmp-*|*.tmp.*) echo "temporary file left: $d/$f"; return 1 ;;
+			*.yaml) ;;
+			*)
+				grep -q "${f%.tar.zst}" "$SBX_ROOT"/snapshots/*.yaml ||
+				    { echo "unreferenced: $d/$f"; return 1; } ;;
+			esac
+		done < <(find "$SBX_ROOT/$d" -mindepth 1 -maxdepth 1 -printf '%f\n')
+	done
+}
+
+@test "sbx-snap, sbx-fork and sbx-gc SIGKILLed at each step: no reported snapshot is lost, nothing leaks" {
+	local point
+	printf 'read_only_root: false\nresource_allocation: {memory_mb: 128, pids: 32}\nfork: {max_fork_factor: 16}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	src=$ID
+	run -0 sbx-run "$src" -- sh -c 'head -c 300000 /dev/urandom > /root/data; sleep 60 > /dev/null 2>&1 & echo started'
+	run -0 sbx-snap --id reported "$src"
+	for point in snap-frozen snap-packed snap-layer snap-saved; do
+		run -137 env SBX_TEST_CRASH_AT=$point sbx-snap "$src"
+		run -0 sbx-gc
+		echo "after a crash at $point"
+		[ "$(state "$src" status)" = ready ]
+		run -0 timeout 5 sbx-run "$src" -- true
+		check_store
+	done
+	for point in cache-extracted fork-child; do
+		run -137 env SBX_TEST_CRASH_AT=$point sbx-fork -n 2 reported
+		run -0 sbx-gc
+		echo "after a crash at $point"
+		check_store
+	done
+	# the child made before the crash is a whole sandbox
+	run -0 sbx-ls -q
+	for id in $output; do
+		[ "$id" = "$src" ] && continue
+		run -0 sbx-run "$id" -- head -c 10 /root/data
+	done
+	for _ in 1 2 3; do run -0 sbx-snap "$src"; done
+	run -137 env SBX_TEST_CRASH_AT=gc-snapshot sbx-gc --keep-last 1
+	run -0 sbx-gc --keep-last 1
+	check_store
+	run -0 sbx-snap verify reported    # a live fork still stands on it
+	for id in $(sbx-ls -q); do run -0 sbx-gc "$id"; done
+	run -0 sbx-gc --keep-last 1
+	check_store
+	assert_nothing_left
+}

@@ -77,7 +77,7 @@ print(statistics.mean(r[1] for r in rows))'
 }
 
 @test "completions load in bash and name every program" {
-	run -0 bash -c "source '$REPO/completions/sbx.bash' && complete -p sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause"
+	run -0 bash -c "source '$REPO/completions/sbx.bash' && complete -p sbx sbx-provision sbx-run sbx-snap sbx-fork sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause"
 	local p
 	for p in "$REPO"/cmd/sbx-*.c; do
 		p=$(basename "$p" .c)

@@ -1,0 +1,369 @@
+#!/usr/bin/env bats
+# Snapshots and forks: what a snapshot holds, what forks share and do not,
+# chains, verify, idempotent IDs, the fork budget, select, export/import,
+# retention, and snapshots taken by the watchdog, by sbx-gc and by sbx-run.
+# shellcheck disable=SC2154 # $stderr comes from run --separate-stderr
+load helpers
+
+RW='read_only_root: false
+fork: {max_fork_factor: 8}'
+
+# A writable sandbox whose confinement is proven; sets $ID.
+writable() {
+	provision <<<"$RW"
+	assert_confined "$ID"
+}
+
+@test "a file written in a sandbox is in each of 3 forks; a fork's writes stay its own" {
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'echo parent > /root/note; mkdir -p /opt/app; echo v1 > /opt/app/conf'
+	run -0 sbx-snap "$ID"
+	snap=$output
+	[[ $snap == snap-* ]]
+	run -0 sbx-fork -n 3 "$snap"
+	[ "${#lines[@]}" -eq 3 ]
+	kids=("${lines[@]}")
+	for k in "${kids[@]}"; do
+		run -0 sbx-run "$k" -- sh -c 'cat /root/note /opt/app/conf; hostname'
+		[ "${lines[0]}" = parent ]
+		[ "${lines[1]}" = v1 ]
+		[ "${lines[2]}" = "$k" ]    # a hostname of its own
+	done
+	run -0 sbx-run "${kids[0]}" -- sh -c 'echo mine > /root/only-0; echo v2 > /opt/app/conf'
+	for k in "${kids[1]}" "${kids[2]}" "$ID"; do
+		run -0 sbx-run "$k" -- sh -c 'cat /opt/app/conf; ls /root'
+		[ "${lines[0]}" = v1 ]
+		[[ $output != *only-0* ]]
+	done
+	# Each child has its own host ID range: the same files, other owners outside.
+	[ "$(state "${kids[0]}" uid_base)" != "$(state "${kids[1]}" uid_base)" ]
+	run -0 sbx-run "${kids[1]}" -- stat -c '%u:%g' /root/note
+	[ "$output" = "0:0" ]
+}
+
+@test "a whiteout made in a fork survives its snapshot and a fork of that (a chain of 3)" {
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'echo a > /root/a; echo b > /root/b; mkdir /opt/tree; echo t > /opt/tree/t'
+	run -0 sbx-snap "$ID"
+	s1=$output
+	run -0 sbx-fork "$s1"
+	c1=$output
+	# delete files of the lower layers: the host's /etc/hostname and the parent's
+	run -0 sbx-run "$c1" -- sh -c 'rm /etc/hostname /root/a; rm -r /opt/tree; echo c1 > /root/c1'
+	run -0 sbx-snap "$c1"
+	s2=$output
+	run -0 sbx-fork "$s2"
+	c2=$output
+	run -0 sbx-run "$c2" -- sh -c 'echo c2 >> /root/c1; echo b2 > /root/b'
+	run -0 sbx-snap "$c2"
+	s3=$output
+	run -0 sbx-snap inspect "$s3"
+	[[ $output == *"parent: \"$s2\""* ]]
+	[ "$(grep -c 'digest:' <<<"$output")" -eq 3 ]
+	run -0 sbx-fork "$s3"
+	c3=$output
+	run -0 sbx-run "$c3" -- sh -c 'ls -a /root /opt; cat /root/c1 /root/b; test ! -e /etc/hostname && echo no-hostname'
+	if grep -qxE 'a|tree' <<<"$output"; then
+		echo "deleted files came back"
+		false
+	fi
+	grep -qx c1 <<<"$output"
+	grep -qx c2 <<<"$output"
+	grep -qx b2 <<<"$output"
+	grep -qx no-hostname <<<"$output"
+	# the first snapshot still shows the original
+	run -0 sbx-fork "$s1"
+	run -0 sbx-run "$output" -- cat /root/a /opt/tree/t /etc/hostname
+}
+
+@test "sparse files stay sparse, xattrs and modes survive a snapshot" {
+	writable
+	run -0 sbx-run "$ID" -- python3 -c '
+import os
+with open("/root/sparse", "wb") as f:
+    f.truncate(512 << 20)
+    f.seek(100 << 20); f.write(b"middle")
+os.setxattr("/root/sparse", "user.origin", b"agent-7")
+os.mkfifo("/root/fifo")
+os.symlink("/root/sparse", "/root/link")
+os.link("/root/sparse", "/root/hard")
+os.chmod("/root/sparse", 0o640)'
+	run -0 sbx-snap "$ID"
+	snap=$output
+	run -0 sbx-snap inspect "$snap"
+	size=$(yaml_value size <<<"$output")
+	[ "$size" -lt 1000000 ]    # 512 MiB of holes: a small layer
+	run -0 sbx-fork "$snap"
+	run -0 sbx-run "$output" -- python3 -c '
+import os, stat
+st = os.stat("/root/sparse")
+assert st.st_size == 512 << 20, st.st_size
+assert st.st_blocks * 512 < 8 << 20, st.st_blocks
+assert stat.S_IMODE(st.st_mode) == 0o640
+with open("/root/sparse", "rb") as f:
+    f.seek(100 << 20); assert f.read(6) == b"middle"
+assert os.getxattr("/root/sparse", "user.origin") == b"agent-7"
+assert stat.S_ISFIFO(os.lstat("/root/fifo").st_mode)
+assert os.readlink("/root/link") == "/root/sparse"
+assert os.stat("/root/hard").st_ino == st.st_ino
+print("ok")'
+	[ "$output" = ok ]
+}
+
+@test "verify recomputes every digest: a flipped byte is exit 1 naming the layer" {
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'head -c 200000 /dev/urandom > /root/data'
+	run -0 sbx-snap "$ID"
+	snap=$output
+	run -0 sbx-snap verify "$snap"
+	digest=$(sbx-snap inspect "$snap" | sed -n 's/.*digest: "sha256:\(.*\)"/\1/p')
+	blob="$SBX_ROOT/layers/$digest.tar.zst"
+	python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[len(b)//2]^=1; open(p,"wb").write(b)' "$blob"
+	run -1 sbx-snap verify "$snap"
+	[[ $output == *"sha256:$digest"*damaged* ]] || [[ $output == *"sha256:$digest"*mismatch* ]]
+	run -66 sbx-snap verify no-such-snapshot "$snap"    # the worse answer wins
+}
+
+@test "snapshot IDs chosen by the caller make retries idempotent; another sandbox's ID is refused" {
+	writable
+	run -0 sbx-snap --id step-1 "$ID"
+	[ "$output" = step-1 ]
+	run -0 sbx-run "$ID" -- touch /root/later
+	run -0 sbx-snap --id step-1 "$ID"
+	[ "$output" = step-1 ]
+	run -0 sbx-snap list
+	[ "$output" = step-1 ]
+	first=$ID
+	writable
+	run -65 sbx-snap --id step-1 "$ID"
+	[[ $output == *"taken by a snapshot of sandbox $first"* ]]
+	run -65 sbx-snap --id '../x' "$ID"
+	run -66 sbx-snap no-such-sandbox
+	run -0 sbx-snap list
+	[ "$output" = step-1 ]
+	# fork IDs: --id PREFIX names the children; a retry returns the same ones
+	run -0 sbx-fork -n 2 --id try step-1
+	[ "$output" = "$(printf 'try-1\ntry-2')" ]
+	run -0 sbx-fork -n 2 --id try step-1
+	[ "$output" = "$(printf 'try-1\ntry-2')" ]
+}
+
+@test "the fork budget: past fork.max_fork_factor is exit 75 and makes nothing" {
+	provision <<<'read_only_root: false
+fork: {max_fork_factor: 2}'
+	run -0 sbx-snap "$ID"
+	snap=$output
+	run -75 sbx-fork -n 3 "$snap"
+	[[ $output == *max_fork_factor* ]]
+	[ "$(sbx-ls -q | wc -l)" -eq 1 ]
+	run -0 sbx-fork -n 2 "$snap"
+	kid=${lines[0]}
+	run -75 sbx-fork "$snap"
+	run -75 sbx-snap restore "$snap"
+	run -0 sbx-gc "$kid"
+	run -0 sbx-fork "$snap"
+	# a live sandbox made from it keeps the snapshot from removal
+	run -75 sbx-snap remove "$snap"
+	run -64 sbx-fork -n 0 "$snap"
+	run -66 sbx-fork no-such-thing
+}
+
+@test "sbx-fork from a live sandbox snapshots it first" {
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'echo live > /root/state'
+	run -0 sbx-fork -n 2 "$ID"
+	for k in "${lines[@]}"; do
+		run -0 sbx-run "$k" -- cat /root/state
+		[ "$output" = live ]
+	done
+	run -0 sbx-snap list -o json
+	[[ $output == *"\"source_sandbox\":\"$ID\""*'"reason":"fork"'* ]]
+}
+
+@test "sbx-fork --select keeps the winner as the new head and retires its siblings" {
+	writable
+	run -0 sbx-snap "$ID"
+	base=$output
+	run -0 sbx-fork -n 3 "$base"
+	kids=("${lines[@]}")
+	run -0 sbx-run "${kids[1]}" -- sh -c 'echo winning > /root/result'
+	run -0 sbx-fork --select "${kids[1]}"
+	head=$output
+	run -0 sbx-snap inspect "$head"
+	[[ $output == *"parent: \"$base\""* ]]
+	[[ $output == *'reason: "select"'* ]]
+	run -0 sbx-ls -q
+	[[ $output != *"${kids[0]}"* && $output != *"${kids[2]}"* ]]
+	[[ $output == *"${kids[1]}"* && $output == *"$ID"* ]]
+	grep -q "\"event\":\"select\".*$head" "$SBX_ROOT/audit.log"
+	run -0 sbx-fork "$head"
+	run -0 sbx-run "$output" -- cat /root/result
+	[ "$output" = winning ]
+	run -65 sbx-fork --select "$ID"    # not made from a snapshot
+	run -0 sbx-gc --verify-audit
+}
+
+@test "export and import carry a snapshot to another store; a retried import is a no-op" {
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'echo travelled > /root/t'
+	run -0 sbx-snap "$ID"
+	s1=$output
+	run -0 sbx-fork "$s1"
+	kid=$output
+	run -0 sbx-run "$kid" -- sh -c 'echo second >> /root/t'
+	run -0 sbx-snap "$kid"
+	s2=$output
+	run -0 sbx-snap export -f "$WORK/s2.tar" "$s2"
+	other=$(mktemp -d /tmp/sbx-test.XXXXXX)
+	chmod 711 "$other"
+	SBX_ROOT=$other run -0 sbx-snap import "$WORK/s2.tar"
+	[ "$output" = "$s2" ]
+	SBX_ROOT=$other run -0 sbx-snap import - < "$WORK/s2.tar"
+	SBX_ROOT=$other run -0 sbx-snap verify "$s2"
+	SBX_ROOT=$other run -0 sbx-fork "$s2"
+	kid=$output
+	SBX_ROOT=$other run -0 sbx-run "$kid" -- cat /root/t
+	[ "$output" = "$(printf 'travelled\nsecond')" ]
+	SBX_ROOT=$other run -0 sbx-gc "$kid"
+	rm -rf "$other"
+	run -65 sbx-snap import /etc/hostname
+	run -66 sbx-snap import "$WORK/none.tar"
+}
+
+@test "hostile layers are refused with 65 and write nothing outside the target" {
+	local k d escape="$WORK/escape"
+	mkdir -p "$escape" "$SBX_ROOT/layers" "$SBX_ROOT/snapshots"
+	for k in absolute dotdot symlink-write symlink-out hardlink-out hardlink-dotdot device \
+	    block setuid xattr truncated plain-tar big; do
+		python3 "$FIXTURES/mklayer.py" "$k" "$WORK/$k" "$escape"
+		echo "layer: $k"
+		SBX_LAYER_MAX_MB=1 run -65 sbx-snap import "$WORK/$k/export.tar"
+		# The same layer planted in the store (a store someone else can write):
+		# extraction into the cache refuses it too.
+		d=$(cat "$WORK/$k/digest")
+		cp "$WORK/$k/layer.tar.zst" "$SBX_ROOT/layers/$d.tar.zst"
+		cp "$WORK/$k/snapshot.yaml" "$SBX_ROOT/snapshots/snap-$k.yaml"
+		SBX_LAYER_MAX_MB=1 run -65 sbx-fork "snap-$k"
+		[ -z "$(ls -A "$escape")" ]
+		[ -z "$(ls -A "$SBX_ROOT/cache")" ]
+		[ -z "$(ls -A "$SBX_ROOT/sandboxes")" ]
+	done
+	[ -z "$(find /tmp "$SBX_ROOT" -maxdepth 4 -name 'pwned-*' 2>/dev/null)" ]
+	# the same machinery accepts a well-formed layer
+	python3 "$FIXTURES/mklayer.py" good "$WORK/good" "$escape"
+	run -0 sbx-snap import "$WORK/good/export.tar"
+	run -0 sbx-fork snap-good
+	run -0 sbx-run "$output" -- cat /dir/file
+}
+
+@test "retention: keep-last 1 keeps the newest snapshot and its parent chain, the rest goes" {
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'echo 1 > /root/one'
+	run -0 sbx-snap "$ID"; s1=$output
+	run -0 sbx-run "$ID" -- sh -c 'echo 4 > /root/four'
+	run -0 sbx-snap "$ID"; s4=$output
+	run -0 sbx-fork "$s1"; c1=$output
+	run -0 sbx-run "$c1" -- sh -c 'echo 2 > /root/two'
+	run -0 sbx-snap "$c1"; s2=$output
+	run -0 sbx-fork "$s2"; c2=$output
+	run -0 sbx-run "$c2" -- sh -c 'echo 3 > /root/three'
+	run -0 sbx-snap "$c2"; s3=$output
+	run -0 sbx-gc "$c1" "$c2"
+	# a live sandbox made from s4 keeps it
+	run -0 sbx-fork "$s4"; live=$output
+	run -0 sbx-gc --keep-last 1
+	run -0 sbx-snap list
+	[ "$output" = "$(printf '%s\n%s\n%s\n%s' "$s1" "$s4" "$s2" "$s3")" ]
+	run -0 sbx-gc "$live"
+	run -0 sbx-gc --keep-last 1 --dry-run
+	[[ $output == *"would remove snapshot $s4"* ]]
+	[ "$(sbx-snap list | wc -l)" -eq 4 ]
+	run -0 sbx-gc --keep-last 1
+	run -0 sbx-snap list
+	[ "$output" = "$(printf '%s\n%s\n%s' "$s1" "$s2" "$s3")" ]
+	# layers and cache entries of removed snapshots are gone; the kept chain works
+	[ "$(find "$SBX_ROOT/layers" -name '*.tar.zst' | wc -l)" -eq 3 ]
+	for c in "$SBX_ROOT"/cache/*; do
+		grep -q "$(basename "$c")" "$SBX_ROOT"/snapshots/*.yaml
+	done
+	run -0 sbx-fork "$s3"
+	run -0 sbx-run "$output" -- cat /root/one /root/two /root/three
+	run -0 sbx-run "$ID" -- cat /root/four    # the first sandbox is still there
+	run -0 sbx-snap verify "$s1" "$s2" "$s3"
+	run -64 sbx-gc --keep-last 0
+	run -64 sbx-gc --max-age soon
+}
+
+@test "retention by age: --max-age removes older snapshots no live sandbox needs" {
+	writable
+	run -0 sbx-snap "$ID"; old=$output
+	sleep 2
+	run -0 sbx-run "$ID" -- touch /root/newer
+	run -0 sbx-snap "$ID"; new=$output
+	run -0 sbx-gc --max-age 1s
+	run -0 sbx-snap list
+	[ "$output" = "$new" ]
+	[[ $output != *"$old"* ]]
+}
+
+@test "the watchdog takes periodic snapshots and keeps snapshot.keep of them" {
+	provision <<<'read_only_root: false
+snapshot: {interval_s: 1, keep: 2}'
+	run -0 sbx-run "$ID" -- sh -c 'echo periodic > /root/p'
+	for _ in $(seq 80); do
+		[ "$(grep -c '"event":"snapshot",.*"outcome":"ok"' "$SBX_ROOT/audit.log")" -ge 3 ] && break
+		sleep 0.1
+	done
+	[ "$(grep -c '"event":"snapshot",.*"outcome":"ok"' "$SBX_ROOT/audit.log")" -ge 3 ]
+	sleep 0.3
+	run -0 sbx-snap list -o json
+	[ "${#lines[@]}" -le 2 ] && [ "${#lines[@]}" -ge 1 ]
+	[[ $output == *'"reason":"periodic"'* ]]
+	mapfile -t snaps < <(sbx-snap list)
+	run -0 sbx-snap verify "${snaps[@]}"
+	run -0 sbx-run "$ID" -- cat /root/p    # thawed after each
+}
+
+@test "snapshot.before_destroy: sbx-gc snapshots a sandbox before it destroys it" {
+	provision <<<'read_only_root: false
+snapshot: {before_destroy: true}'
+	run -0 sbx-run "$ID" -- sh -c 'echo last-words > /root/w'
+	run -0 sbx-gc "$ID"
+	run -0 sbx-snap list -o yaml
+	[[ $output == *"source_sandbox: \"$ID\""* ]]
+	[[ $output == *'reason: "before-destroy"'* ]]
+	run -0 sbx-fork "$(sbx-snap list)"
+	run -0 sbx-run "$output" -- cat /root/w
+	[ "$output" = last-words ]
+}
+
+@test "sbx-run --snapshot-before captures the sandbox before the command mutates it" {
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'echo before > /root/f'
+	run -0 --separate-stderr sbx-run --snapshot-before "$ID" -- sh -c 'echo after > /root/f; cat /root/f'
+	[ "$output" = after ]
+	[[ $stderr == *"snapshot snap-"* ]]
+	snap=$(sbx-snap list)
+	[ "$(state "$ID" last_snapshot_id)" = "$snap" ]
+	run -0 sbx-fork "$snap"
+	run -0 sbx-run "$output" -- cat /root/f
+	[ "$output" = before ]
+}
+
+@test "a snapshot freezes the sandbox while it reads the layer, then thaws it" {
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'sleep 30 > /dev/null 2>&1 & echo started'
+	run -137 env SBX_TEST_CRASH_AT=snap-frozen sbx-snap "$ID"
+	[ "$(state "$ID" status)" = snapshotting ]
+	d=$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$ID" | grep -m1 freezer || true)
+	if [ -n "$d" ]; then
+		grep -q FROZEN "$d/freezer.state"
+	else
+		d=$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$ID" | head -1)
+		grep -q 'frozen 1' "$d/cgroup.events"
+	fi
+	run -125 sbx-run "$ID" -- true    # not ready while the snapshot is unfinished
+	run -0 sbx-gc
+	[ "$(state "$ID" status)" = ready ]
+	run -0 timeout 5 sbx-run "$ID" -- echo thawed
+}
