@@ -1,16 +1,57 @@
 /* SPDX-License-Identifier: MIT */
-/* sbx-ls: list sandboxes — see sbx-ls(1). */
+/* sbx-ls: list sandboxes, or snapshots — see sbx-ls(1). */
 #include <getopt.h>
 #include <unistd.h>
 
 #include "common.h"
 #include "sandbox.h"
+#include "snapshot.h"
 
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout, "usage: sbx-ls [-q] [-o yaml|json]\n");
+	fprintf(code ? stderr : stdout, "usage: sbx-ls [-s] [-q] [-o yaml|json]\n");
 	exit(code);
+}
+
+static void
+list_snapshots(const struct sbx_store *s, enum sbx_format fmt, int table)
+{
+	struct sbx_snapshot sn;
+	struct sbx_err e = { 0 };
+	char **ids;
+	size_t n, i, k;
+
+	if (sbx_snapshot_list(s, &ids, &n, &e) == -1)
+		sbx_die(&e, "snapshots");
+	if (table)
+		printf("%-20s %-20s %-20s %-14s %6s %10s %s\n", "SNAPSHOT", "PARENT", "SOURCE",
+		    "REASON", "LAYERS", "BYTES", "CREATED");
+	for (i = 0; i < n; i++) {
+		long long bytes = 0;
+
+		if (sbx_snapshot_load(s, ids[i], &sn, &e) == -1) {
+			warnx("%s: %s", ids[i], e.msg);
+			free(ids[i]);
+			continue;
+		}
+		for (k = 0; k < sn.n_layers; k++)
+			bytes += sn.layers[k].size;
+		if (table)
+			printf("%-20s %-20s %-20s %-14s %6zu %10lld %s\n", sn.snapshot_id,
+			    sn.parent ? sn.parent : "-", sn.source_sandbox,
+			    sn.reason ? sn.reason : "-", sn.n_layers, bytes, sn.created_at);
+		else if (fmt == SBX_FMT_ID)
+			printf("%s\n", sn.snapshot_id);
+		else {
+			if (fmt == SBX_FMT_YAML)
+				printf("---\n");
+			sbx_snapshot_emit(stdout, &sn, fmt);
+		}
+		sbx_snapshot_free(&sn);
+		free(ids[i]);
+	}
+	free(ids);
 }
 
 int
@@ -18,6 +59,7 @@ main(int argc, char *argv[])
 {
 	static const struct option opts[] = {
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "snapshots", no_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -29,11 +71,12 @@ main(int argc, char *argv[])
 	enum sbx_format fmt = SBX_FMT_ID;
 	char **ids;
 	size_t n, i;
-	int c, quiet = 0, set = 0, table;
+	int c, quiet = 0, set = 0, table, snaps = 0;
 
-	while ((c = getopt_long(argc, argv, "qo:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "sqo:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'q': quiet = 1; break;
+		case 's': snaps = 1; break;
 		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); set = 1; break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -50,6 +93,10 @@ main(int argc, char *argv[])
 		fmt = SBX_FMT_ID;
 	if (sbx_store_open(&store, &e) == -1)
 		sbx_die(&e, "state root");
+	if (snaps) {
+		list_snapshots(&store, fmt, table);
+		return sbx_flush_stdout();
+	}
 	if (sbx_store_list(&store, &ids, &n, &e) == -1)
 		sbx_die(&e, NULL);
 	if (table)

@@ -19,7 +19,7 @@ _sbx_prog() {
 	sbx-snap) opts="--id -o --output -f --file -c --correlation-id -h --help -V --version" ;;
 	sbx-fork) opts="-n --count --id --select -o --output -c --correlation-id -h --help -V --version" ;;
 	sbx-inspect) opts="-o --output -h --help -V --version" ;;
-	sbx-ls) opts="-q --quiet -o --output -h --help -V --version" ;;
+	sbx-ls) opts="-s --snapshots -q --quiet -o --output -h --help -V --version" ;;
 	sbx-gc) opts="-n --dry-run --keep-last --max-age --verify-audit -c --correlation-id -h --help -V --version" ;;
 	sbx-watchdog) opts="--all --once -i --interval -h --help -V --version" ;;
 	sbx-pause) opts="-r --resume -c --correlation-id -h --help -V --version" ;;

@@ -40,3 +40,28 @@ vg() {
 	run -0 vg sbx-gc
 	run -0 vg sbx-gc --dry-run
 }
+
+@test "valgrind: snapshot, verify, inspect, export, import, retention and hostile layers are clean" {
+	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	if [ "${SBX_SANITIZE:-}" = 1 ]; then
+		skip "the ASan build is checked by ASan, not valgrind"
+	fi
+	provision <<<'read_only_root: false'
+	run -0 sbx-run "$ID" -- sh -c 'echo data > /root/d; ln /root/d /root/h; ln -s d /root/s; rm /etc/hostname'
+	run -0 vg sbx-snap --id v1 "$ID"
+	run -0 vg sbx-snap --id v1 "$ID"
+	run -0 vg sbx-snap verify v1
+	run -0 vg sbx-snap inspect -o json v1
+	run -0 vg sbx-ls -s -o yaml
+	run -0 vg sbx-snap export -f "$WORK/v1.tar" v1
+	run -0 vg sbx-snap import "$WORK/v1.tar"
+	local k
+	for k in symlink-write hardlink-out truncated xattr; do
+		python3 "$FIXTURES/mklayer.py" "$k" "$WORK/$k" "$WORK/escape"
+		run -65 vg sbx-snap import "$WORK/$k/export.tar"
+	done
+	run -0 vg sbx-gc "$ID"
+	run -0 vg sbx-gc --keep-last 1 --dry-run
+	run -0 vg sbx-snap remove v1
+	run -0 vg sbx-gc
+}
