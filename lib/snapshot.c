@@ -628,8 +628,10 @@ sbx_snapshot_create(const struct sbx_store *s, const char *sid,
 		m.status = strdup("ready");
 		if (sbx_state_transition(&m, "snapshotting", e) == -1 || sbx_state_save(s, &m, e) == -1)
 			goto out;
-		if (drv->freeze(&m, 1, e) == -1)
+		if (drv->freeze(&m, 1, e) == -1) {
+			sbx_err_prefix(e, "cannot freeze the sandbox for a consistent snapshot");
 			goto restore;
+		}
 		frozen = 1;
 		sbx_crash_point("snap-frozen");
 	}
