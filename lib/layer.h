@@ -31,12 +31,30 @@ struct sbx_layer_info {
 };
 
 /*
+ * An index of a packed tree: each path's inode, change time, size and type,
+ * so that the next pack of the same tree can hold only what changed since.
+ * Entries changed too close to the pack (within the clock's coarse tick) are
+ * marked racy and always packed again.
+ */
+struct sbx_index;
+int sbx_index_load(const char *path, struct sbx_index **ix, struct sbx_err *e);
+void sbx_index_free(struct sbx_index *ix);
+
+struct sbx_pack_opts {
+	const struct sbx_index *base;  /* pack only changes since this index (a diff layer) */
+	int index_fd;                  /* write the tree's index here (-1: none) */
+	double racy_after;             /* realtime: later changes are marked racy */
+};
+
+/*
  * Archive the tree at dir (not its root directory itself) to outfd. Owners
  * are stored minus id_base; an owner outside [id_base, id_base + id_count)
- * is an error.
+ * is an error. With o->base, the archive is a diff layer to stack on the
+ * layer(s) the base index describes: every directory, the non-directories
+ * that are new or changed, and a whiteout for each path that is gone.
  */
 int sbx_layer_pack(const char *dir, long long id_base, long long id_count, int outfd,
-    struct sbx_layer_info *info, struct sbx_err *e);
+    const struct sbx_pack_opts *o, struct sbx_layer_info *info, struct sbx_err *e);
 
 /*
  * Read the archive at blobfd, refusing what the header comment lists. With

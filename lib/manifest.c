@@ -701,8 +701,9 @@ sbx_manifest_strip_state(struct sbx_manifest *m)
 	free(m->rt.cgroup);
 	free(m->kill_reason);
 	free(m->last_warning);
+	free(m->snapshot.last_snapshot_id);
 	m->status = m->created_at = m->expires_at = m->rt.cgroup = NULL;
-	m->kill_reason = m->last_warning = NULL;
+	m->kill_reason = m->last_warning = m->snapshot.last_snapshot_id = NULL;
 	sbx_trace_free(&m->trace);
 	m->has_trace = 0;
 	m->has_rt = 0;

@@ -415,6 +415,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 			goto fail;
 		}
 	} else if (wants_cgroup_limits(m) || !s->rootless) {
+		sbx_lowers_free(&lw);
 		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
 	}
 	sbx_crash_point("create-cgroup");

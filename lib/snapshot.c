@@ -18,6 +18,9 @@
 #include "snapshot.h"
 #include "util.h"
 
+/* Changes this close to a snapshot's freeze may share its coarse timestamp. */
+#define RACY_S 0.05
+
 static char *
 dupstr(const char *s)
 {
@@ -477,19 +480,65 @@ set_now(char **field)
 
 /* Capture */
 
-/* Under the sandbox's lock: pack its layer into the store; fill sn. */
 static int
-capture(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_snapshot *sn,
-    struct sbx_err *e)
+index_path(const struct sbx_store *s, const char *id, char *buf, size_t size, struct sbx_err *e)
+{
+	char name[SBX_ID_MAX + 8];
+
+	snprintf(name, sizeof name, "%s.index", id);
+	return store_dir(s, "snapshots", name, buf, size, e);
+}
+
+/*
+ * The sandbox's previous snapshot, when the next one can be a diff layer on
+ * it: a snapshot of this very sandbox, with its index, and a chain of diffs
+ * short enough (a full layer every SBX_MAX_DIFFS snapshots keeps chains short
+ * and lets retention free the old ones). Fills prev and base, or leaves them.
+ */
+static void
+previous(const struct sbx_store *s, const struct sbx_manifest *m, size_t root_layers,
+    struct sbx_snapshot *prev, struct sbx_index **base)
+{
+	char p[1200];
+
+	*base = NULL;
+	if (m->snapshot.last_snapshot_id == NULL ||
+	    sbx_snapshot_load(s, m->snapshot.last_snapshot_id, prev, NULL) == -1)
+		return;
+	if (strcmp(prev->source_sandbox, m->sandbox_id) != 0 ||
+	    prev->n_layers < root_layers + 1 || prev->n_layers - root_layers >= SBX_MAX_DIFFS ||
+	    prev->n_layers + 1 > SBX_MAX_LAYERS ||
+	    index_path(s, prev->snapshot_id, p, sizeof p, NULL) == -1 ||
+	    sbx_index_load(p, base, NULL) == -1) {
+		sbx_snapshot_free(prev);
+		sbx_manifest_init(&prev->manifest);
+		*base = NULL;
+	}
+}
+
+/*
+ * Under the sandbox's lock: pack its layer into the store; fill sn. The layer
+ * is a diff on the sandbox's previous snapshot when there is a usable one,
+ * else the whole writable layer on the snapshot the sandbox was made from.
+ */
+static int
+capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_at,
+    struct sbx_snapshot *sn, struct sbx_err *e)
 {
 	struct sbx_layer_info li;
-	struct sbx_snapshot parent;
-	char upper[1200], tmp[1200];
-	int fd, r;
+	struct sbx_snapshot parent, prev;
+	struct sbx_index *base = NULL;
+	struct sbx_pack_opts o = { NULL, -1, frozen_at - RACY_S };
+	char upper[1200], tmp[1200], itmp[1200], ipath[1200];
+	int fd = -1, r = -1;
 
 	memset(&parent, 0, sizeof parent);
+	memset(&prev, 0, sizeof prev);
 	sbx_manifest_init(&parent.manifest);
-	if (sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1)
+	sbx_manifest_init(&prev.manifest);
+	itmp[0] = '\0';
+	if (sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1 ||
+	    index_path(s, sn->snapshot_id, ipath, sizeof ipath, e) == -1)
 		return -1;
 	if (strcmp(m->rootfs, "host") != 0 && m->rootfs[0] != '/') {
 		/* Made from a snapshot: this one stacks on it. */
@@ -501,25 +550,47 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_snap
 			    "layers already, the most a root can stack", m->rootfs, SBX_MAX_LAYERS);
 		}
 	}
-	if ((fd = open_tmp(s, "layers", sn->snapshot_id, tmp, sizeof tmp, e)) == -1) {
+	previous(s, m, parent.n_layers, &prev, &base);
+	if (base != NULL) {
+		/* A diff on the previous snapshot, which stacks on the parent already. */
 		sbx_snapshot_free(&parent);
-		return -1;
+		parent = prev;
+		memset(&prev, 0, sizeof prev);
+		sbx_manifest_init(&prev.manifest);
+		o.base = base;
 	}
-	r = sbx_layer_pack(upper, m->rt.uid_base, m->rt.id_count, fd, &li, e);
+	if ((fd = open_tmp(s, "layers", sn->snapshot_id, tmp, sizeof tmp, e)) == -1)
+		goto out;
+	{
+		char tag[SBX_ID_MAX + 8];
+
+		snprintf(tag, sizeof tag, "%s-index", sn->snapshot_id);
+		if ((o.index_fd = open_tmp(s, "snapshots", tag, itmp, sizeof itmp, e)) == -1)
+			goto out;
+	}
+	r = sbx_layer_pack(upper, m->rt.uid_base, m->rt.id_count, fd, &o, &li, e);
 	sbx_crash_point("snap-packed");
 	if (r == 0 && fsync(fd) == -1)
 		r = sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
 	close(fd);
+	fd = -1;
 	if (r == -1 || blob_commit(s, tmp, li.digest, e) == -1) {
-		unlink(tmp);
-		sbx_snapshot_free(&parent);
-		return -1;
+		r = -1;
+		goto out;
 	}
+	/* The index is only an aid for the next snapshot: one that is not there
+	 * makes that one whole. It goes in before the metadata names the layer. */
+	if (rename(itmp, ipath) == -1) {
+		r = sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", ipath);
+		goto out;
+	}
+	itmp[0] = '\0';
 	sbx_crash_point("snap-layer");
+	r = -1;
 	sn->n_layers = parent.n_layers + 1;
 	if ((sn->layers = calloc(sn->n_layers, sizeof *sn->layers)) == NULL) {
-		sbx_snapshot_free(&parent);
-		return oom(e);
+		oom(e);
+		goto out;
 	}
 	if (parent.n_layers)
 		memcpy(sn->layers, parent.layers, parent.n_layers * sizeof *sn->layers);
@@ -535,10 +606,23 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_snap
 		sn->lineage = dupstr(m->sandbox_id);
 		sn->base_rootfs = dupstr(m->rootfs);
 	}
-	sbx_snapshot_free(&parent);
 	if (sn->lineage == NULL || sn->base_rootfs == NULL)
-		return oom(e);
-	return 0;
+		oom(e);
+	else
+		r = 0;
+out:
+	if (fd != -1) {
+		close(fd);
+		unlink(tmp);
+	}
+	if (o.index_fd != -1)
+		close(o.index_fd);
+	if (itmp[0])
+		unlink(itmp);
+	sbx_index_free(base);
+	sbx_snapshot_free(&parent);
+	sbx_snapshot_free(&prev);
+	return r;
 }
 
 /* The source's manifest, as a snapshot keeps it: no state keys, no ID. */
@@ -569,6 +653,7 @@ sbx_snapshot_create(const struct sbx_store *s, const char *sid,
 	struct sbx_manifest m;
 	char id[SBX_ID_MAX + 1], *was = NULL;
 	int slock = -1, lock = -1, frozen = 0, r = -1, tries;
+	double frozen_at;
 
 	memset(&sn, 0, sizeof sn);
 	sbx_manifest_init(&sn.manifest);
@@ -619,6 +704,7 @@ sbx_snapshot_create(const struct sbx_store *s, const char *sid,
 	}
 	/* A running sandbox is frozen while its layer is read; a paused one is
 	 * frozen already; a terminated one has nothing running. */
+	frozen_at = sbx_realtime();
 	if (strcmp(m.status, "ready") == 0 || strcmp(m.status, "executing") == 0) {
 		if ((was = strdup("ready")) == NULL) {
 			oom(e);
@@ -641,7 +727,7 @@ sbx_snapshot_create(const struct sbx_store *s, const char *sid,
 		oom(e);
 		goto restore;
 	}
-	if (capture(s, &m, &sn, e) == -1)
+	if (capture(s, &m, frozen_at, &sn, e) == -1)
 		goto restore;
 	if (frozen) {
 		struct sbx_err te;
@@ -784,6 +870,8 @@ sbx_snapshot_remove(const struct sbx_store *s, const char *id, struct sbx_err *e
 		sbx_err_sys(e, SBX_EX_IOERR, "%s", p);
 		goto out;
 	}
+	if (index_path(s, id, p, sizeof p, NULL) == 0)
+		unlink(p);
 	r = 0;
 	sbx_audit(s, id, "snapshot-remove", "ok", NULL, NULL);
 out:
@@ -1224,6 +1312,7 @@ collect(const struct sbx_store *s, const struct all *a, int dry_run, sbx_snap_re
 	char d[1200], p[1600], hex[SBX_DIGEST_HEX + 1];
 	struct dirent *de;
 	size_t i;
+	long k;
 	DIR *dir;
 
 	for (i = 0; i < SBX_ARRAY_LEN(subs); i++) {
@@ -1239,7 +1328,17 @@ collect(const struct sbx_store *s, const struct all *a, int dry_run, sbx_snap_re
 			if (strncmp(de->d_name, ".tmp-", 5) == 0 || strstr(de->d_name, ".tmp.")) {
 				kind = "temp";
 			} else if (i == 2) {
-				continue;
+				/* An index whose snapshot is gone (or was never written). */
+				char id[SBX_ID_MAX + 1];
+
+				if (len < 7 || len - 6 > SBX_ID_MAX ||
+				    strcmp(de->d_name + len - 6, ".index") != 0)
+					continue;
+				memcpy(id, de->d_name, len - 6);
+				id[len - 6] = '\0';
+				if (!sbx_id_valid(id) || ((k = all_find(a, id)) >= 0 && a->keep[k]))
+					continue;
+				kind = "index";
 			} else {
 				if (len < SBX_DIGEST_HEX)
 					continue;

@@ -5,6 +5,7 @@
  * the whole chain of layers it stacks on. The store extends the state root:
  *
  *   $SBX_ROOT/snapshots/ID.yaml     metadata, written last and atomically
+ *   $SBX_ROOT/snapshots/ID.index    what the layer's tree held (for the next diff)
  *   $SBX_ROOT/layers/HEX.tar.zst    layers, one file per SHA-256, shared
  *   $SBX_ROOT/cache/HEX/            a layer extracted once, mounted read-only
  *   $SBX_ROOT/snapshots/.lock       shared while snapshots are made or used,
@@ -27,6 +28,7 @@
 #include "state.h"
 
 #define SBX_MAX_LAYERS 128
+#define SBX_MAX_DIFFS 8       /* diff layers on one full one, then a full one again */
 
 struct sbx_snap_layer {
 	char digest[SBX_DIGEST_HEX + 1];

@@ -105,6 +105,9 @@ check_store() {
 			.lock|.fork.lock) ;;
 			.tmp-*|*.tmp.*) echo "temporary file left: $d/$f"; return 1 ;;
 			*.yaml) ;;
+			*.index)
+				[ -f "$SBX_ROOT/snapshots/${f%.index}.yaml" ] ||
+				    { echo "index without a snapshot: $f"; return 1; } ;;
 			*)
 				grep -q "${f%.tar.zst}" "$SBX_ROOT"/snapshots/*.yaml ||
 				    { echo "unreferenced: $d/$f"; return 1; } ;;
