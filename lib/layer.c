@@ -685,8 +685,16 @@ sbx_layer_pack(const char *dir, long long id_base, long long id_count, int outfd
 		    archive_error_string(p.a));
 		goto out;
 	}
-	/* The same settings every time, so the same tree gives the same bytes. */
+	/* The same settings every time, so the same tree gives the same bytes;
+	 * zstd's output is the same for any number of threads (1 or more). */
 	archive_write_set_filter_option(p.a, "zstd", "compression-level", "3");
+	{
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		char threads[16];
+
+		snprintf(threads, sizeof threads, "%ld", ncpu < 1 ? 1 : ncpu > 8 ? 8 : ncpu);
+		archive_write_set_filter_option(p.a, "zstd", "threads", threads);
+	}
 	if (archive_write_open(p.a, &p, NULL, pack_write, NULL) != ARCHIVE_OK) {
 		ar_fail(&p, dir);
 		goto out;

@@ -1,109 +1,45 @@
 /* SPDX-License-Identifier: MIT */
-/* SHA-256 (FIPS 180-4) for the audit chain and content addresses. */
-#include <stdio.h>
+/* SHA-256 through libcrypto's one-shot context (no allocation, nothing to free). */
+/* SHA256_Init and friends are deprecated in OpenSSL 3.0 in favour of EVP,
+ * whose contexts are allocated; these are neither going away nor slower. */
+#define OPENSSL_API_COMPAT 0x10101000L
+#include <openssl/sha.h>
 #include <string.h>
 
 #include "sha256.h"
 
-static const uint32_t K[64] = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void
-block(struct sbx_sha256 *c, const unsigned char *p)
-{
-	uint32_t w[64], a, b, cc, d, e, f, g, h, t1, t2;
-	int i;
-
-	for (i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (; i < 64; i++)
-		w[i] = (ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10)) + w[i - 7] +
-		    (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 16];
-	a = c->h[0]; b = c->h[1]; cc = c->h[2]; d = c->h[3];
-	e = c->h[4]; f = c->h[5]; g = c->h[6]; h = c->h[7];
-	for (i = 0; i < 64; i++) {
-		t1 = h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
-		t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
-		h = g; g = f; f = e; e = d + t1; d = cc; cc = b; b = a; a = t1 + t2;
-	}
-	c->h[0] += a; c->h[1] += b; c->h[2] += cc; c->h[3] += d;
-	c->h[4] += e; c->h[5] += f; c->h[6] += g; c->h[7] += h;
-}
+_Static_assert(sizeof(struct sbx_sha256) == sizeof(SHA256_CTX), "SHA256_CTX size");
+_Static_assert(_Alignof(struct sbx_sha256) >= _Alignof(SHA256_CTX), "SHA256_CTX alignment");
 
 void
 sbx_sha256_init(struct sbx_sha256 *c)
 {
-	static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-		0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-
-	memcpy(c->h, iv, sizeof iv);
-	c->len = 0;
-	c->n = 0;
+	SHA256_Init((SHA256_CTX *)(void *)c);
 }
 
 void
 sbx_sha256_update(struct sbx_sha256 *c, const void *data, size_t len)
 {
-	const unsigned char *p = data;
-	size_t k;
-
-	c->len += len;
-	while (len > 0) {
-		k = 64 - c->n < len ? 64 - c->n : len;
-		memcpy(c->buf + c->n, p, k);
-		c->n += k;
-		p += k;
-		len -= k;
-		if (c->n == 64) {
-			block(c, c->buf);
-			c->n = 0;
-		}
-	}
+	SHA256_Update((SHA256_CTX *)(void *)c, data, len);
 }
 
 void
 sbx_sha256_final(struct sbx_sha256 *c, unsigned char out[32])
 {
-	uint64_t bits = c->len * 8;
-	unsigned char pad = 0x80, len[8];
-	int i;
-
-	sbx_sha256_update(c, &pad, 1);
-	pad = 0;
-	while (c->n != 56)
-		sbx_sha256_update(c, &pad, 1);
-	for (i = 0; i < 8; i++)
-		len[i] = (unsigned char)(bits >> (56 - 8 * i));
-	sbx_sha256_update(c, len, 8);
-	for (i = 0; i < 8; i++) {
-		out[4 * i] = (unsigned char)(c->h[i] >> 24);
-		out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
-		out[4 * i + 2] = (unsigned char)(c->h[i] >> 8);
-		out[4 * i + 3] = (unsigned char)c->h[i];
-	}
+	SHA256_Final(out, (SHA256_CTX *)(void *)c);
 }
 
 void
 sbx_sha256_hex(const void *buf, size_t len, char out[65])
 {
-	struct sbx_sha256 c;
+	static const char hex[] = "0123456789abcdef";
 	unsigned char d[32];
 	int i;
 
-	sbx_sha256_init(&c);
-	sbx_sha256_update(&c, buf, len);
-	sbx_sha256_final(&c, d);
-	for (i = 0; i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", d[i]);
+	SHA256((const unsigned char *)buf, len, d);
+	for (i = 0; i < 32; i++) {
+		out[2 * i] = hex[d[i] >> 4];
+		out[2 * i + 1] = hex[d[i] & 15];
+	}
+	out[64] = '\0';
 }

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* SHA-256 (FIPS 180-4) for the audit chain and content addresses. */
+/*
+ * SHA-256 for the audit chain and content addresses, computed by OpenSSL's
+ * libcrypto (with the CPU's SHA instructions where it has them: layers are
+ * hashed at the speed they are compressed).
+ */
 #ifndef SBX_SHA256_H
 #define SBX_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+/* OpenSSL's SHA256_CTX, by size: callers need not include OpenSSL. */
 struct sbx_sha256 {
-	uint32_t h[8];
-	uint64_t len;
-	unsigned char buf[64];
-	size_t n;
+	uint32_t h[8], nl, nh, data[16];
+	unsigned int num, md_len;
 };
 
 void sbx_sha256_init(struct sbx_sha256 *c);
