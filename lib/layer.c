@@ -222,11 +222,11 @@ struct ixrec {
 };
 
 int
-sbx_index_load(const char *path, struct sbx_index **out, struct sbx_err *e)
+sbx_index_load(const char *path, const char *tag, struct sbx_index **out, struct sbx_err *e)
 {
 	struct sbx_index *ix;
 	struct ixrec r;
-	char magic[sizeof IX_MAGIC - 1];
+	char magic[sizeof IX_MAGIC - 1], line[256];
 	FILE *f;
 	int rc = -1;
 
@@ -240,6 +240,12 @@ sbx_index_load(const char *path, struct sbx_index **out, struct sbx_err *e)
 	if (fread(magic, 1, sizeof magic, f) != sizeof magic ||
 	    memcmp(magic, IX_MAGIC, sizeof magic) != 0) {
 		sbx_err_set(e, SBX_EX_DATAERR, "%s: not an index", path);
+		goto out;
+	}
+	/* Whose index it is: one written for another tree must never be used. */
+	if (fgets(line, sizeof line, f) == NULL || strcspn(line, "\n") != strlen(tag) ||
+	    strncmp(line, tag, strlen(tag)) != 0) {
+		sbx_err_set(e, SBX_EX_DATAERR, "%s: the index of another snapshot", path);
 		goto out;
 	}
 	while (fread(&r, sizeof r, 1, f) == 1) {
@@ -708,7 +714,8 @@ sbx_layer_pack(const char *dir, long long id_base, long long id_count, int outfd
 			sbx_err_sys(e, SBX_EX_IOERR, "snapshot index");
 			goto out;
 		}
-		if (fputs(IX_MAGIC, p.index) == EOF) {
+		if (fputs(IX_MAGIC, p.index) == EOF || fprintf(p.index, "%s\n",
+		    o->index_tag ? o->index_tag : "") < 0) {
 			sbx_err_sys(e, SBX_EX_IOERR, "snapshot index");
 			goto out;
 		}

@@ -37,12 +37,15 @@ struct sbx_layer_info {
  * marked racy and always packed again.
  */
 struct sbx_index;
-int sbx_index_load(const char *path, struct sbx_index **ix, struct sbx_err *e);
+/* Load the index at path, written with o->index_tag equal to tag (else 65). */
+int sbx_index_load(const char *path, const char *tag, struct sbx_index **ix,
+    struct sbx_err *e);
 void sbx_index_free(struct sbx_index *ix);
 
 struct sbx_pack_opts {
 	const struct sbx_index *base;  /* pack only changes since this index (a diff layer) */
 	int index_fd;                  /* write the tree's index here (-1: none) */
+	const char *index_tag;         /* what the index belongs to (one line) */
 	double racy_after;             /* realtime: later changes are marked racy */
 };
 

@@ -326,13 +326,18 @@ sbx_snapshot_load(const struct sbx_store *s, const char *id, struct sbx_snapshot
 	return r;
 }
 
+static int open_tmp(const struct sbx_store *s, const char *sub, const char *tag, char *path,
+    size_t size, struct sbx_err *e);
+
+/* Write a snapshot's metadata: temporary file, fsync, then a rename that never
+ * replaces one (two snapshots given the same ID at once: the second fails). */
 static int
 snap_save(const struct sbx_store *s, const struct sbx_snapshot *sn, struct sbx_err *e)
 {
-	char p[1200], *buf = NULL;
+	char p[1200], tmp[1200], tag[SBX_ID_MAX + 8], *buf = NULL;
 	size_t len = 0;
 	FILE *f;
-	int r;
+	int fd, r;
 
 	if (meta_path(s, sn->snapshot_id, p, sizeof p, e) == -1)
 		return -1;
@@ -343,9 +348,28 @@ snap_save(const struct sbx_store *s, const struct sbx_snapshot *sn, struct sbx_e
 		free(buf);
 		return oom(e);
 	}
-	r = sbx_write_atomic(p, buf, len, 0600, e);
+	snprintf(tag, sizeof tag, "%s-meta", sn->snapshot_id);
+	if ((fd = open_tmp(s, "snapshots", tag, tmp, sizeof tmp, e)) == -1) {
+		free(buf);
+		return -1;
+	}
+	r = sbx_write_all(fd, buf, len) == -1 || fsync(fd) == -1 ?
+	    sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp) : 0;
 	free(buf);
-	return r;
+	close(fd);
+	if (r == 0 && renameat2(AT_FDCWD, tmp, AT_FDCWD, p, RENAME_NOREPLACE) == -1)
+		r = errno == EEXIST ? sbx_err_set(e, SBX_EX_DATAERR, "snapshot ID %s was taken "
+		    "meanwhile", sn->snapshot_id) : sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	if (r == -1) {
+		unlink(tmp);
+		return -1;
+	}
+	if (store_dir(s, "snapshots", NULL, tmp, sizeof tmp, e) == 0 &&
+	    (fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		fsync(fd);
+		close(fd);
+	}
+	return 0;
 }
 
 struct snap_entry {
@@ -480,6 +504,15 @@ set_now(char **field)
 
 /* Capture */
 
+/* What an index belongs to: the sandbox whose tree it lists and the snapshot
+ * made from it. (Two snapshots racing for one ID write the same index path;
+ * the loser's index then names its own sandbox and is never used.) */
+static void
+index_tag(char *buf, size_t size, const char *sandbox, const char *snapshot)
+{
+	snprintf(buf, size, "sandbox %s snapshot %s", sandbox, snapshot);
+}
+
 static int
 index_path(const struct sbx_store *s, const char *id, char *buf, size_t size, struct sbx_err *e)
 {
@@ -499,17 +532,18 @@ static void
 previous(const struct sbx_store *s, const struct sbx_manifest *m, size_t root_layers,
     struct sbx_snapshot *prev, struct sbx_index **base)
 {
-	char p[1200];
+	char p[1200], tag[256];
 
 	*base = NULL;
 	if (m->snapshot.last_snapshot_id == NULL ||
 	    sbx_snapshot_load(s, m->snapshot.last_snapshot_id, prev, NULL) == -1)
 		return;
+	index_tag(tag, sizeof tag, m->sandbox_id, prev->snapshot_id);
 	if (strcmp(prev->source_sandbox, m->sandbox_id) != 0 ||
 	    prev->n_layers < root_layers + 1 || prev->n_layers - root_layers >= SBX_MAX_DIFFS ||
 	    prev->n_layers + 1 > SBX_MAX_LAYERS ||
 	    index_path(s, prev->snapshot_id, p, sizeof p, NULL) == -1 ||
-	    sbx_index_load(p, base, NULL) == -1) {
+	    sbx_index_load(p, tag, base, NULL) == -1) {
 		sbx_snapshot_free(prev);
 		sbx_manifest_init(&prev->manifest);
 		*base = NULL;
@@ -528,8 +562,8 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_a
 	struct sbx_layer_info li;
 	struct sbx_snapshot parent, prev;
 	struct sbx_index *base = NULL;
-	struct sbx_pack_opts o = { NULL, -1, frozen_at - RACY_S };
-	char upper[1200], tmp[1200], itmp[1200], ipath[1200];
+	struct sbx_pack_opts o = { NULL, -1, NULL, frozen_at - RACY_S };
+	char upper[1200], tmp[1200], itmp[1200], ipath[1200], tag[256];
 	int fd = -1, r = -1;
 
 	memset(&parent, 0, sizeof parent);
@@ -562,12 +596,14 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_a
 	if ((fd = open_tmp(s, "layers", sn->snapshot_id, tmp, sizeof tmp, e)) == -1)
 		goto out;
 	{
-		char tag[SBX_ID_MAX + 8];
+		char name[SBX_ID_MAX + 8];
 
-		snprintf(tag, sizeof tag, "%s-index", sn->snapshot_id);
-		if ((o.index_fd = open_tmp(s, "snapshots", tag, itmp, sizeof itmp, e)) == -1)
+		snprintf(name, sizeof name, "%s-index", sn->snapshot_id);
+		if ((o.index_fd = open_tmp(s, "snapshots", name, itmp, sizeof itmp, e)) == -1)
 			goto out;
 	}
+	index_tag(tag, sizeof tag, m->sandbox_id, sn->snapshot_id);
+	o.index_tag = tag;
 	r = sbx_layer_pack(upper, m->rt.uid_base, m->rt.id_count, fd, &o, &li, e);
 	sbx_crash_point("snap-packed");
 	if (r == 0 && fsync(fd) == -1)

@@ -148,6 +148,33 @@ print("ok")'
 	[ "$output" = "$(printf 'try-1\ntry-2')" ]
 }
 
+@test "two sandboxes snapshotted at once under one --id: one wins, the other gets 65" {
+	local a b ra rb
+	writable; a=$ID
+	writable; b=$ID
+	for id in "$a" "$b"; do
+		run -0 sbx-run "$id" -- sh -c 'head -c 60000000 /dev/urandom > /root/data'
+	done
+	sbx-snap --id same "$a" > "$WORK/a.out" 2>&1 & pa=$!
+	sbx-snap --id same "$b" > "$WORK/b.out" 2>&1 & pb=$!
+	ra=0; wait "$pa" || ra=$?
+	rb=0; wait "$pb" || rb=$?
+	echo "a: $ra $(cat "$WORK/a.out"); b: $rb $(cat "$WORK/b.out")"
+	[ "$((ra + rb))" -eq 65 ]
+	winner=$a; [ "$ra" -eq 0 ] || winner=$b
+	run -0 sbx-snap inspect same
+	[[ $output == *"source_sandbox: \"$winner\""* ]]
+	run -0 sbx-snap verify same
+	[ "$(sbx-inspect "$a" | yaml_value status)" = ready ]
+	[ "$(sbx-inspect "$b" | yaml_value status)" = ready ]
+	# the loser's index never serves the winner's next snapshot
+	run -0 sbx-run "$winner" -- sh -c 'echo after > /root/after'
+	run -0 sbx-snap "$winner"
+	run -0 sbx-fork "$output"
+	run -0 sbx-run "$output" -- sh -c 'cat /root/after; wc -c < /root/data'
+	[ "$output" = "$(printf 'after\n60000000')" ]
+}
+
 @test "the fork budget: past fork.max_fork_factor is exit 75 and makes nothing" {
 	provision <<<'read_only_root: false
 fork: {max_fork_factor: 2}'
