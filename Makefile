@@ -15,7 +15,7 @@ SBX_CFLAGS := -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -Ilib \
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wno-format-truncation \
 	-fstack-protector-strong -fstack-clash-protection -fPIE
 SBX_LDFLAGS := -pie -Wl,-z,relro,-z,now,-z,noexecstack
-LIBS := -lyaml -lseccomp -lcap -larchive -lcrypto -lm
+LIBS := -lyaml -lseccomp -lcap -lm
 
 ifeq ($(SANITIZE),1)
 SBX_CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

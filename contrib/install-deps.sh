@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Install the Debian packages sbx builds and tests with, when any is missing.
 set -eu
-pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev libarchive-dev libssl-dev zstd scdoc bats iproute2 util-linux procps e2fsprogs python3"
+pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev libarchive-dev zstd scdoc bats iproute2 util-linux procps e2fsprogs python3"
 # `install-deps.sh bench`: what make bench compares against
 [ "${1:-}" = bench ] && pkgs="$pkgs bubblewrap hyperfine runc libarchive-tools"
 # `install-deps.sh lint`: the static checkers

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Layers: directory trees as content-addressed tar + zstd archives, and back. */
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +12,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "archive_dl.h"
 #include "layer.h"
 #include "sha256.h"
 #include "util.h"
@@ -674,6 +673,8 @@ sbx_layer_pack(const char *dir, long long id_base, long long id_count, int outfd
 	size_t i;
 
 	memset(info, 0, sizeof *info);
+	if (sbx_archive_load(e) == -1)
+		return -1;
 	sbx_sha256_init(&p.sha);
 	if ((p.buf = malloc(CHUNK)) == NULL || (p.ent = archive_entry_new()) == NULL ||
 	    (p.a = archive_write_new()) == NULL) {
@@ -940,6 +941,8 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 	const void *dummy;
 
 	memset(info, 0, sizeof *info);
+	if (sbx_archive_load(e) == -1)
+		return -1;
 	sbx_sha256_init(&rd.sha);
 	if ((rd.buf = malloc(CHUNK)) == NULL || (in = archive_read_new()) == NULL) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");

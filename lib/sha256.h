@@ -1,19 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * SHA-256 for the audit chain and content addresses, computed by OpenSSL's
- * libcrypto (with the CPU's SHA instructions where it has them: layers are
- * hashed at the speed they are compressed).
- */
+/* SHA-256 (FIPS 180-4) for the audit chain and content addresses. */
 #ifndef SBX_SHA256_H
 #define SBX_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* OpenSSL's SHA256_CTX, by size: callers need not include OpenSSL. */
 struct sbx_sha256 {
-	uint32_t h[8], nl, nh, data[16];
-	unsigned int num, md_len;
+	uint32_t h[8];
+	uint64_t len;
+	unsigned char buf[64];
+	size_t n;
 };
 
 void sbx_sha256_init(struct sbx_sha256 *c);
@@ -21,5 +18,7 @@ void sbx_sha256_update(struct sbx_sha256 *c, const void *data, size_t len);
 void sbx_sha256_final(struct sbx_sha256 *c, unsigned char out[32]);
 /* Digest of buf as 64 lowercase hex characters plus NUL. */
 void sbx_sha256_hex(const void *buf, size_t len, char out[65]);
+/* For the unit test: use the portable code even where the CPU has SHA-NI. */
+void sbx_sha256_force_portable(int portable);
 
 #endif

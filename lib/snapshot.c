@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Snapshots: capture, metadata, verify, export/import, layer cache, retention. */
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive_dl.h"
 #include "audit.h"
 #include "driver.h"
 #include "sandbox.h"
@@ -959,7 +958,7 @@ sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sb
 	size_t i;
 	int lock, r = -1;
 
-	if ((lock = sbx_snap_lock(s, 0, e)) == -1)
+	if (sbx_archive_load(e) == -1 || (lock = sbx_snap_lock(s, 0, e)) == -1)
 		return -1;
 	if (sbx_snapshot_load(s, id, &sn, e) == -1) {
 		close(lock);
@@ -1051,7 +1050,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 
 	memset(&sn, 0, sizeof sn);
 	sbx_manifest_init(&sn.manifest);
-	if ((lock = sbx_snap_lock(s, 0, e)) == -1)
+	if (sbx_archive_load(e) == -1 || (lock = sbx_snap_lock(s, 0, e)) == -1)
 		return -1;
 	if ((a = archive_read_new()) == NULL) {
 		close(lock);

@@ -29,3 +29,7 @@ replay() {
 @test "fuzz corpus: seccomp policy files" {
 	replay policy "$REPO"/tests/fuzz/corpus/policy/*
 }
+
+@test "fuzz corpus: snapshot layers (hostile, truncated, and real ones with whiteouts)" {
+	replay layer "$REPO"/tests/fuzz/corpus/layer/*
+}
