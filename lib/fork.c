@@ -111,7 +111,17 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 	} else if (sbx_store_exists(s, src)) {
 		struct sbx_snap_opts o = { NULL, "fork" };
 		char base[SBX_ID_MAX + 1];
+		struct sbx_manifest m;
+		long long factor;
 
+		/* Past the budget from the start: not even the snapshot is made. */
+		if (sbx_state_load(s, src, &m, e) == -1)
+			return -1;
+		factor = sbx_manifest_defaults(&m, NULL) == 0 ? m.max_fork_factor : 4;
+		sbx_manifest_free(&m);
+		if (prefix == NULL && n > factor)
+			return sbx_err_set(e, SBX_EX_TEMPFAIL, "%ld children would pass "
+			    "fork.max_fork_factor of %lld", n, factor);
 		if (prefix != NULL) {
 			snprintf(base, sizeof base, "%s-base", prefix);
 			o.id = base;

@@ -429,9 +429,10 @@ mount_lowers(const struct sbx_store *s, const struct sbx_manifest *m,
 		snprintf(sub, sizeof sub, "lowers/%zu", i);
 		if (sbx_store_path(s, m->sandbox_id, sub, dst, sizeof dst, e) == -1)
 			return -1;
+		/* Overlay never writes to a lower layer; the root it builds is nosuid, nodev. */
 		if (layerfds != NULL ? move_mount(layerfds[i], "", AT_FDCWD, dst,
-		    MOVE_MOUNT_F_EMPTY_PATH) == -1 : mount(lw->dirs[i], dst, NULL,
-		    MS_BIND | MS_NOSUID | MS_NODEV, NULL) == -1)
+		    MOVE_MOUNT_F_EMPTY_PATH) == -1 : mount(lw->dirs[i], dst, NULL, MS_BIND,
+		    NULL) == -1)
 			return sbx_err_sys(e, SBX_EX_OSERR, "mount snapshot layer %zu", i);
 		/* Relative to the sandbox directory: 128 layers fit in one page of options. */
 		len += (size_t)snprintf(opts + len, size - len, "%s:", sub);

@@ -193,6 +193,9 @@ fork: {max_fork_factor: 2}'
 	run -75 sbx-snap remove "$snap"
 	run -64 sbx-fork -n 0 "$snap"
 	run -66 sbx-fork no-such-thing
+	# from a live sandbox past its budget: not even its snapshot is made
+	run -75 sbx-fork -n 3 "$ID"
+	[ "$(sbx-snap list)" = "$snap" ]
 }
 
 @test "sbx-fork from a live sandbox snapshots it first" {
