@@ -491,3 +491,20 @@ for top in ("/root", "/home", "/opt", "/var"):
 	provision "$WORK/again.yaml"
 	[ -z "$(state "$ID" last_snapshot_id)" ]
 }
+
+@test "removing a parent snapshot leaves the snapshots that stack on it whole" {
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'echo one > /root/one'
+	run -0 sbx-snap "$ID"; s1=$output
+	run -0 sbx-fork "$s1"; kid=$output
+	run -0 sbx-run "$kid" -- sh -c 'echo two > /root/two'
+	run -0 sbx-snap "$kid"; s2=$output
+	run -75 sbx-snap remove "$s1"    # the child still stands on it
+	run -0 sbx-gc "$kid"
+	run -0 sbx-snap remove "$s1"
+	run -0 sbx-gc --keep-last 1
+	run -0 sbx-snap verify "$s2"
+	run -0 sbx-fork "$s2"
+	run -0 sbx-run "$output" -- cat /root/one /root/two
+	[ "$output" = "$(printf 'one\ntwo')" ]
+}
