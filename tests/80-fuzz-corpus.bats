@@ -7,10 +7,13 @@ load helpers
 REPO="$BATS_TEST_DIRNAME/.."
 
 replay() {
-	local target=$1
+	local target=$1 before
 	shift
+	before=$(find /tmp -maxdepth 1 -name 'sbx-fuzz-*' | wc -l)
 	run -0 "${SBX_REPLAY:?run through make check}/fuzz-$target" "$@"
 	[[ $output == *"inputs replayed"* ]]
+	# the targets' scratch directories go with them
+	[ "$(find /tmp -maxdepth 1 -name 'sbx-fuzz-*' | wc -l)" -eq "$before" ]
 }
 
 @test "fuzz corpus: manifest and state documents" {

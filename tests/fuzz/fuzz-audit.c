@@ -8,10 +8,18 @@
 #include "audit.h"
 #include "util.h"
 
+static struct sbx_store s;
+
+/* Leave no trace: the scratch directory goes when the run ends. */
+static void
+cleanup(void)
+{
+	sbx_rm_rf(s.root, NULL);
+}
+
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	static struct sbx_store s;
 	struct sbx_err e;
 	char path[1100];
 	size_t lines;
@@ -19,6 +27,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	if (s.root[0] == '\0') {
 		snprintf(s.root, sizeof s.root, "/tmp/sbx-fuzz-audit.%ld", (long)getpid());
 		sbx_mkdir_p(s.root, 0700, NULL);
+		atexit(cleanup);
 	}
 	snprintf(path, sizeof path, "%s/audit.log", s.root);
 	if (sbx_write_atomic_nosync(path, data, size, 0600, &e) == -1)

@@ -15,10 +15,18 @@
 #include "layer.h"
 #include "util.h"
 
+static char base[256];
+
+/* Leave no trace: the scratch directory goes when the run ends. */
+static void
+cleanup(void)
+{
+	sbx_rm_rf(base, NULL);
+}
+
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	static char base[256];
 	struct sbx_layer_info li;
 	struct sbx_err e;
 	char dir[300], outside[300];
@@ -27,6 +35,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	if (base[0] == '\0') {
 		snprintf(base, sizeof base, "/tmp/sbx-fuzz-layer.%ld", (long)getpid());
 		sbx_mkdir_p(base, 0700, NULL);
+		atexit(cleanup);
 		/* Bound what an accepted input may unpack to. */
 		setenv("SBX_LAYER_MAX_MB", "64", 1);
 	}
