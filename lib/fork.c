@@ -44,30 +44,31 @@ free_ids(char **ids, size_t n)
 	free(ids);
 }
 
-/* One child: the snapshot's manifest, a new ID, the snapshot as its root. */
-static int
-make_child(const struct sbx_store *s, const char *snap, const char *id, char **out,
-    struct sbx_err *e)
+/* One child: the snapshot's manifest, a new ID, the snapshot as its root.
+ * Returns the child's ID (the caller frees it), or NULL. */
+static char *
+make_child(const struct sbx_store *s, const char *snap, const char *id, struct sbx_err *e)
 {
 	struct sbx_snapshot sn;
 	struct sbx_manifest *m;
-	int existed, r;
+	char *out = NULL;
+	int existed;
 
 	if (sbx_snapshot_load(s, snap, &sn, e) == -1)
-		return -1;
+		return NULL;
 	m = &sn.manifest;
 	free(m->rootfs);
 	free(m->sandbox_id);
 	m->sandbox_id = NULL;
-	if ((m->rootfs = strdup(snap)) == NULL || (id && (m->sandbox_id = strdup(id)) == NULL)) {
-		sbx_snapshot_free(&sn);
-		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	if ((m->rootfs = strdup(snap)) == NULL || (id && (m->sandbox_id = strdup(id)) == NULL))
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	else if (sbx_sandbox_provision(s, m, 0, &existed, e) == 0) {
+		/* Ownership passes to the caller. */
+		out = m->sandbox_id;
+		m->sandbox_id = NULL;
 	}
-	r = sbx_sandbox_provision(s, m, 0, &existed, e);
-	if (r == 0 && (*out = strdup(m->sandbox_id)) == NULL)
-		r = sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	sbx_snapshot_free(&sn);
-	return r;
+	return out;
 }
 
 int
@@ -173,7 +174,7 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 		} else {
 			made_now[k] = 1;
 		}
-		if (make_child(s, snap, want, &(*ids)[k], e) == -1)
+		if (((*ids)[k] = make_child(s, snap, want, e)) == NULL)
 			goto out;
 		made++;
 		sbx_crash_point("fork-child");
