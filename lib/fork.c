@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Forks: children of a snapshot, the fork budget, and keeping the winner. */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -18,17 +16,10 @@ static int
 fork_lock(const struct sbx_store *s, struct sbx_err *e)
 {
 	char p[1200];
-	int fd;
 
 	if (sbx_path(p, sizeof p, e, "%s/snapshots/.fork.lock", s->root) == -1)
 		return -1;
-	if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
-		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
-	if (flock(fd, LOCK_EX) == -1) {
-		close(fd);
-		return sbx_err_sys(e, SBX_EX_OSERR, "lock %s", p);
-	}
-	return fd;
+	return sbx_lock_file(p, 1, e);
 }
 
 static int fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
@@ -218,8 +209,7 @@ sbx_fork_select(const struct sbx_store *s, const char *winner, char out[SBX_ID_M
 	parent = m.rootfs;
 	m.rootfs = NULL;
 	sbx_manifest_free(&m);
-	if (parent == NULL || strcmp(parent, "host") == 0 || parent[0] == '/' ||
-	    !sbx_snapshot_exists(s, parent)) {
+	if (!sbx_rootfs_is_snapshot(parent) || !sbx_snapshot_exists(s, parent)) {
 		sbx_err_set(e, SBX_EX_DATAERR, "sandbox %s was not made from a snapshot", winner);
 		goto out;
 	}

@@ -42,19 +42,6 @@ sbx_layer_max_bytes(void)
 	return 64LL << 30;
 }
 
-static void
-hex(const unsigned char d[32], char out[SBX_DIGEST_HEX + 1])
-{
-	static const char x[] = "0123456789abcdef";
-	int i;
-
-	for (i = 0; i < 32; i++) {
-		out[2 * i] = x[d[i] >> 4];
-		out[2 * i + 1] = x[d[i] & 15];
-	}
-	out[SBX_DIGEST_HEX] = '\0';
-}
-
 /* A set of strings (paths seen), open addressing. */
 struct strset {
 	char **slot;
@@ -739,7 +726,7 @@ sbx_layer_pack(const char *dir, long long id_base, long long id_count, int outfd
 		goto out;
 	}
 	sbx_sha256_final(&p.sha, d);
-	hex(d, info->digest);
+	sbx_hex(d, 32, info->digest);
 	info->size = p.size;
 	info->unpacked = p.unpacked;
 	info->entries = p.entries;
@@ -1043,7 +1030,7 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 		goto out;
 	}
 	sbx_sha256_final(&rd.sha, d);
-	hex(d, info->digest);
+	sbx_hex(d, 32, info->digest);
 	info->size = rd.size;
 	if (want != NULL && strcmp(want, info->digest) != 0) {
 		sbx_err_set(e, SBX_EX_DATAERR, "digest mismatch: sha256:%s, expected sha256:%s",

@@ -103,6 +103,12 @@ check_id(const char *s, char *why, size_t size)
 	return -1;
 }
 
+int
+sbx_rootfs_is_snapshot(const char *rootfs)
+{
+	return rootfs != NULL && strcmp(rootfs, "host") != 0 && rootfs[0] != '/';
+}
+
 static int
 check_rootfs(const char *s, char *why, size_t size)
 {

@@ -118,6 +118,8 @@ int sbx_manifest_emit(FILE *f, const struct sbx_manifest *m, enum sbx_format fmt
 int sbx_trace_emit(FILE *f, const struct sbx_trace *t, enum sbx_format fmt);
 void sbx_trace_init(struct sbx_trace *t);
 void sbx_trace_free(struct sbx_trace *t);
+/* Does a rootfs value name a snapshot (not "host", not a directory)? */
+int sbx_rootfs_is_snapshot(const char *rootfs);
 /* Parse "UID[:GID]". */
 int sbx_user_parse(const char *s, unsigned *uid, unsigned *gid);
 

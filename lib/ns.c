@@ -120,8 +120,8 @@ pick_ids(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		free(sub);
 	}
 	snprintf(path, sizeof path, "%s/ids.lock", s->root);
-	if ((lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 || flock(lock, LOCK_EX))
-		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", path);
+	if ((lock = sbx_lock_file(path, 1, e)) == -1)
+		return -1;
 	if ((used = calloc((size_t)(count / ID_RANGE), 1)) == NULL) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		goto out;

@@ -18,16 +18,6 @@
 #include "util.h"
 #include "watchdog.h"
 
-static int
-set_time(char **field, double t)
-{
-	char buf[40];
-
-	sbx_time_rfc3339_ms(buf, sizeof buf, t);
-	free(*field);
-	return (*field = strdup(buf)) == NULL ? -1 : 0;
-}
-
 /* Snapshots live in the state root; a manifest naming another store is refused
  * rather than have its snapshots silently land elsewhere. */
 static int
@@ -95,14 +85,13 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 			return sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a sandbox ID");
 	}
 	sbx_crash_point("provision-dir");
-	if (set_time(&m->created_at, now) == -1 ||
-	    set_time(&m->expires_at, now + (double)m->res.max_wall_clock_s) == -1 ||
+	if (sbx_time_set(&m->created_at, now) == -1 ||
+	    sbx_time_set(&m->expires_at, now + (double)m->res.max_wall_clock_s) == -1 ||
 	    sbx_state_transition(m, "provisioning", e) == -1 || sbx_state_save(s, m, e) == -1)
 		goto fail;
 	sbx_crash_point("provision-state");
 	/* A root made from a snapshot: retention must not take the snapshot meanwhile. */
-	if (strcmp(m->rootfs, "host") != 0 && m->rootfs[0] != '/' &&
-	    (slock = sbx_snap_lock(s, 0, e)) == -1)
+	if (sbx_rootfs_is_snapshot(m->rootfs) && (slock = sbx_snap_lock(s, 0, e)) == -1)
 		goto fail;
 	if (drv->create(s, m, e) == -1)
 		goto fail;

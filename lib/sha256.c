@@ -13,6 +13,7 @@
 #endif
 
 #include "sha256.h"
+#include "util.h"
 
 static const uint32_t K[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -187,17 +188,11 @@ sbx_sha256_final(struct sbx_sha256 *c, unsigned char out[32])
 void
 sbx_sha256_hex(const void *buf, size_t len, char out[65])
 {
-	static const char hex[] = "0123456789abcdef";
 	struct sbx_sha256 c;
 	unsigned char d[32];
-	int i;
 
 	sbx_sha256_init(&c);
 	sbx_sha256_update(&c, buf, len);
 	sbx_sha256_final(&c, d);
-	for (i = 0; i < 32; i++) {
-		out[2 * i] = hex[d[i] >> 4];
-		out[2 * i + 1] = hex[d[i] & 15];
-	}
-	out[64] = '\0';
+	sbx_hex(d, sizeof d, out);
 }

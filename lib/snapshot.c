@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,17 +82,10 @@ int
 sbx_snap_lock(const struct sbx_store *s, int exclusive, struct sbx_err *e)
 {
 	char p[1200];
-	int fd;
 
 	if (store_dir(s, "snapshots", ".lock", p, sizeof p, e) == -1)
 		return -1;
-	if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
-		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
-	if (flock(fd, exclusive ? LOCK_EX : LOCK_SH) == -1) {
-		close(fd);
-		return sbx_err_sys(e, SBX_EX_OSERR, "lock %s", p);
-	}
-	return fd;
+	return sbx_lock_file(p, exclusive, e);
 }
 
 int
@@ -325,18 +317,15 @@ sbx_snapshot_load(const struct sbx_store *s, const char *id, struct sbx_snapshot
 	return r;
 }
 
-static int open_tmp(const struct sbx_store *s, const char *sub, const char *tag, char *path,
-    size_t size, struct sbx_err *e);
-
-/* Write a snapshot's metadata: temporary file, fsync, then a rename that never
- * replaces one (two snapshots given the same ID at once: the second fails). */
+/* Write a snapshot's metadata, never in place of one (two snapshots given the
+ * same ID at once: the second fails). */
 static int
 snap_save(const struct sbx_store *s, const struct sbx_snapshot *sn, struct sbx_err *e)
 {
-	char p[1200], tmp[1200], tag[SBX_ID_MAX + 8], *buf = NULL;
+	char p[1200], *buf = NULL;
 	size_t len = 0;
 	FILE *f;
-	int fd, r;
+	int r;
 
 	if (meta_path(s, sn->snapshot_id, p, sizeof p, e) == -1)
 		return -1;
@@ -347,28 +336,12 @@ snap_save(const struct sbx_store *s, const struct sbx_snapshot *sn, struct sbx_e
 		free(buf);
 		return oom(e);
 	}
-	snprintf(tag, sizeof tag, "%s-meta", sn->snapshot_id);
-	if ((fd = open_tmp(s, "snapshots", tag, tmp, sizeof tmp, e)) == -1) {
-		free(buf);
-		return -1;
-	}
-	r = sbx_write_all(fd, buf, len) == -1 || fsync(fd) == -1 ?
-	    sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp) : 0;
+	r = sbx_write_atomic_new(p, buf, len, 0600, e);
+	if (r == -1 && errno == EEXIST)
+		sbx_err_set(e, SBX_EX_DATAERR, "snapshot ID %s was taken meanwhile",
+		    sn->snapshot_id);
 	free(buf);
-	close(fd);
-	if (r == 0 && renameat2(AT_FDCWD, tmp, AT_FDCWD, p, RENAME_NOREPLACE) == -1)
-		r = errno == EEXIST ? sbx_err_set(e, SBX_EX_DATAERR, "snapshot ID %s was taken "
-		    "meanwhile", sn->snapshot_id) : sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
-	if (r == -1) {
-		unlink(tmp);
-		return -1;
-	}
-	if (store_dir(s, "snapshots", NULL, tmp, sizeof tmp, e) == 0 &&
-	    (fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
-		fsync(fd);
-		close(fd);
-	}
-	return 0;
+	return r;
 }
 
 struct snap_entry {
@@ -491,15 +464,6 @@ open_tmp(const struct sbx_store *s, const char *sub, const char *tag, char *path
 	return fd;
 }
 
-static int
-set_now(char **field)
-{
-	char buf[40];
-
-	sbx_time_rfc3339_ms(buf, sizeof buf, sbx_realtime());
-	free(*field);
-	return (*field = strdup(buf)) == NULL ? -1 : 0;
-}
 
 /* Capture */
 
@@ -573,7 +537,7 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_a
 	if (sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1 ||
 	    index_path(s, sn->snapshot_id, ipath, sizeof ipath, e) == -1)
 		return -1;
-	if (strcmp(m->rootfs, "host") != 0 && m->rootfs[0] != '/') {
+	if (sbx_rootfs_is_snapshot(m->rootfs)) {
 		/* Made from a snapshot: this one stacks on it. */
 		if (sbx_snapshot_load(s, m->rootfs, &parent, e) == -1)
 			return sbx_err_prefix(e, "parent snapshot %s", m->rootfs);
@@ -758,7 +722,7 @@ sbx_snapshot_create(const struct sbx_store *s, const char *sid,
 	}
 	if ((sn.snapshot_id = strdup(id)) == NULL || (sn.source_sandbox = strdup(sid)) == NULL ||
 	    (sn.reason = strdup(opts->reason ? opts->reason : "manual")) == NULL ||
-	    set_now(&sn.created_at) == -1) {
+	    sbx_time_set(&sn.created_at, sbx_realtime()) == -1) {
 		oom(e);
 		goto restore;
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,12 +113,14 @@ sbx_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+enum { W_DURABLE = 1, W_NOREPLACE = 2 };
+
 static int
-write_atomic(const char *path, const void *buf, size_t len, mode_t mode, int durable,
+write_atomic(const char *path, const void *buf, size_t len, mode_t mode, int flags,
     struct sbx_err *e)
 {
 	char tmp[4096], dir[4096];
-	int fd, dfd;
+	int fd, dfd, durable = flags & W_DURABLE, err;
 
 	if (sbx_path(tmp, sizeof tmp, e, "%s.tmp.%ld", path, (long)getpid()) == -1)
 		return -1;
@@ -130,9 +133,12 @@ write_atomic(const char *path, const void *buf, size_t len, mode_t mode, int dur
 		return -1;
 	}
 	close(fd);
-	if (rename(tmp, path) == -1) {
+	if ((flags & W_NOREPLACE ? renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) :
+	    rename(tmp, path)) == -1) {
+		err = errno;
 		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", path);
 		unlink(tmp);
+		errno = err;
 		return -1;
 	}
 	snprintf(dir, sizeof dir, "%s", path);
@@ -146,7 +152,7 @@ write_atomic(const char *path, const void *buf, size_t len, mode_t mode, int dur
 int
 sbx_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, struct sbx_err *e)
 {
-	return write_atomic(path, buf, len, mode, 1, e);
+	return write_atomic(path, buf, len, mode, W_DURABLE, e);
 }
 
 int
@@ -154,6 +160,51 @@ sbx_write_atomic_nosync(const char *path, const void *buf, size_t len, mode_t mo
     struct sbx_err *e)
 {
 	return write_atomic(path, buf, len, mode, 0, e);
+}
+
+int
+sbx_write_atomic_new(const char *path, const void *buf, size_t len, mode_t mode,
+    struct sbx_err *e)
+{
+	return write_atomic(path, buf, len, mode, W_DURABLE | W_NOREPLACE, e);
+}
+
+int
+sbx_lock_file(const char *path, int exclusive, struct sbx_err *e)
+{
+	int fd;
+
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", path);
+	if (flock(fd, exclusive ? LOCK_EX : LOCK_SH) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "lock %s", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int
+sbx_time_set(char **field, double t)
+{
+	char buf[40];
+
+	sbx_time_rfc3339_ms(buf, sizeof buf, t);
+	free(*field);
+	return (*field = strdup(buf)) == NULL ? -1 : 0;
+}
+
+void
+sbx_hex(const unsigned char *d, size_t n, char *out)
+{
+	static const char x[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = x[d[i] >> 4];
+		out[2 * i + 1] = x[d[i] & 15];
+	}
+	out[2 * n] = '\0';
 }
 
 int

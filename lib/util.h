@@ -18,6 +18,15 @@ int sbx_read_fd(int fd, size_t max, char **buf, size_t *len, const char *what, s
 /* Write a file atomically: temp file in the same directory, fsync, rename, fsync dir. */
 int sbx_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, struct sbx_err *e);
 /* The same without the fsyncs: atomic, not durable (a crash may bring back the old file). */
+/* Durable, and never in place of an existing file: that is EEXIST (errno kept). */
+int sbx_write_atomic_new(const char *path, const void *buf, size_t len, mode_t mode,
+    struct sbx_err *e);
+/* Open (creating) a lock file and flock it, shared or exclusive, waiting. */
+int sbx_lock_file(const char *path, int exclusive, struct sbx_err *e);
+/* Set *field to a fresh copy of t as RFC 3339 with milliseconds. */
+int sbx_time_set(char **field, double t);
+/* n bytes as 2n lowercase hex digits and a NUL. */
+void sbx_hex(const unsigned char *d, size_t n, char *out);
 int sbx_write_atomic_nosync(const char *path, const void *buf, size_t len, mode_t mode,
     struct sbx_err *e);
 /* Write a short string to an existing file (sysfs, procfs). Returns -1 with errno. */
