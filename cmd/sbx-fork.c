@@ -4,13 +4,15 @@
 
 #include "common.h"
 #include "fork.h"
+#include "remote.h"
 #include "sandbox.h"
 
 static void __attribute__((noreturn))
 usage(int code)
 {
 	fprintf(code ? stderr : stdout,
-	    "usage: sbx-fork [-n N] [--id PREFIX] [-o yaml|json] [-c ID] [SNAP | SANDBOX | -]\n"
+	    "usage: sbx-fork [-n N] [--id PREFIX] [--store URL] [-o yaml|json] [-c ID]\n"
+	    "                [SNAP | SANDBOX | -]\n"
 	    "       sbx-fork --select WINNER\n");
 	exit(code);
 }
@@ -22,6 +24,7 @@ main(int argc, char *argv[])
 		{ "count", required_argument, NULL, 'n' },
 		{ "id", required_argument, NULL, 'i' },
 		{ "select", required_argument, NULL, 'S' },
+		{ "store", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
@@ -31,7 +34,7 @@ main(int argc, char *argv[])
 	struct sbx_err e = { 0 };
 	struct sbx_store store;
 	enum sbx_format fmt = SBX_FMT_ID;
-	const char *prefix = NULL, *winner = NULL;
+	const char *prefix = NULL, *winner = NULL, *url = NULL;
 	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1], **ids, *end;
 	long n = 1, k;
 	int c;
@@ -46,6 +49,7 @@ main(int argc, char *argv[])
 			break;
 		case 'i': prefix = optarg; break;
 		case 'S': winner = optarg; break;
+		case 's': url = optarg; break;
 		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
@@ -58,7 +62,7 @@ main(int argc, char *argv[])
 	if (sbx_store_open(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (winner != NULL) {
-		if (argc > 0 || prefix != NULL)
+		if (argc > 0 || prefix != NULL || url != NULL)
 			usage(SBX_EX_USAGE);
 		if (sbx_id_check(winner, &e) == -1 || sbx_fork_select(&store, winner, out, &e) == -1)
 			sbx_die(&e, winner);
@@ -72,6 +76,11 @@ main(int argc, char *argv[])
 			usage(SBX_EX_USAGE);
 		sbx_die(&e, NULL);
 	}
+	if (url && !sbx_remote_is_s3(url))
+		errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", url);
+	/* A snapshot only in the store is pulled first (a sandbox here is forked as ever). */
+	if (url && !sbx_store_exists(&store, id) && sbx_remote_ensure(&store, url, id, &e) == -1)
+		sbx_die(&e, NULL);
 	if (sbx_fork(&store, id, n, prefix, &ids, &e) == -1)
 		sbx_die(&e, id);
 	for (k = 0; k < n; k++) {

@@ -6,6 +6,7 @@
 #include "common.h"
 #include "gc.h"
 #include "id.h"
+#include "remote.h"
 #include "sandbox.h"
 #include "snapshot.h"
 #include "util.h"
@@ -16,6 +17,7 @@ usage(int code)
 	fprintf(code ? stderr : stdout,
 	    "usage: sbx-gc [-n] [-c ID] [ID... | -]\n"
 	    "       sbx-gc [-n] [--keep-last N] [--max-age DURATION]\n"
+	    "       sbx-gc --store URL [-n] [--keep-last N] [--max-age DURATION] [--grace DURATION]\n"
 	    "       sbx-gc --verify-audit\n");
 	exit(code);
 }
@@ -56,6 +58,8 @@ main(int argc, char *argv[])
 		{ "verify-audit", no_argument, NULL, 'A' },
 		{ "keep-last", required_argument, NULL, 'k' },
 		{ "max-age", required_argument, NULL, 'a' },
+		{ "store", required_argument, NULL, 's' },
+		{ "grace", required_argument, NULL, 'g' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -65,7 +69,8 @@ main(int argc, char *argv[])
 	struct sbx_store store;
 	int c, dry = 0, verify = 0, rc = 0, r, i, retention = 0;
 	long long keep_last = 0;
-	double max_age = 0;
+	double max_age = 0, grace = 3600;
+	const char *url = NULL;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "nc:hV", opts, NULL)) != -1) {
@@ -86,6 +91,12 @@ main(int argc, char *argv[])
 				    "12h, 7d)", optarg);
 			retention = 1;
 			break;
+		case 's': url = optarg; break;
+		case 'g':
+			if (sbx_duration_parse(optarg, &grace) == -1)
+				errx(SBX_EX_USAGE, "--grace: '%s' is not a duration (0, 90s, 15m, 1h)",
+				    optarg);
+			break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -105,6 +116,18 @@ main(int argc, char *argv[])
 			sbx_die(&e, "audit log");
 		fprintf(stderr, "sbx-gc: audit log: %zu lines, chain intact\n", lines);
 		return 0;
+	}
+	if (url != NULL) {
+		/* Retention on a shared store; this host's sandboxes are left alone
+		 * (their chains are kept). */
+		if (argc > 0 || verify)
+			usage(SBX_EX_USAGE);
+		if (!sbx_remote_is_s3(url))
+			errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", url);
+		if (sbx_remote_retain(&store, url, keep_last, max_age, grace, dry, report, &dry,
+		    &e) == -1)
+			sbx_die(&e, url);
+		return sbx_flush_stdout();
 	}
 	if (argc == 0) {
 		if (sbx_gc_sweep(&store, dry, report, &dry, &e) == -1)

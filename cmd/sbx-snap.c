@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "fork.h"
+#include "remote.h"
 #include "snapshot.h"
 
 static void __attribute__((noreturn))
@@ -14,18 +15,20 @@ usage(int code)
 {
 	fprintf(code ? stderr : stdout,
 	    "usage: sbx-snap [create] [--id SNAP] [-o yaml|json] [-c ID] [SANDBOX | -]\n"
-	    "       sbx-snap list [-o yaml|json]\n"
+	    "       sbx-snap list [--store URL] [-o yaml|json]\n"
 	    "       sbx-snap inspect [-o yaml|json] [SNAP | -]\n"
 	    "       sbx-snap verify SNAP...\n"
 	    "       sbx-snap remove SNAP...\n"
-	    "       sbx-snap restore [--id SANDBOX] [SNAP | -]\n"
+	    "       sbx-snap restore [--id SANDBOX] [--store URL] [SNAP | -]\n"
 	    "       sbx-snap export [-f FILE] [SNAP | -]\n"
-	    "       sbx-snap import [FILE | -]\n");
+	    "       sbx-snap import [FILE | -]\n"
+	    "       sbx-snap push --store URL [SNAP | -]\n"
+	    "       sbx-snap pull --store URL [SNAP | -]\n");
 	exit(code);
 }
 
 static const char *const verbs[] = { "create", "list", "inspect", "verify", "remove", "restore",
-	"export", "import", NULL };
+	"export", "import", "push", "pull", NULL };
 
 /* The snapshot (or sandbox) operand, or the ID on stdin. */
 static void
@@ -69,6 +72,7 @@ main(int argc, char *argv[])
 		{ "id", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "file", required_argument, NULL, 'f' },
+		{ "store", required_argument, NULL, 's' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -77,7 +81,7 @@ main(int argc, char *argv[])
 	struct sbx_err e = { 0 };
 	struct sbx_store store;
 	enum sbx_format fmt = SBX_FMT_ID;
-	const char *want = NULL, *file = NULL, *verb = "create";
+	const char *want = NULL, *file = NULL, *verb = "create", *url = NULL;
 	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1];
 	int c, i, rc = 0, r;
 
@@ -86,6 +90,7 @@ main(int argc, char *argv[])
 		case 'i': want = optarg; break;
 		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
 		case 'f': file = optarg; break;
+		case 's': url = optarg; break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -104,6 +109,13 @@ main(int argc, char *argv[])
 	if ((file && strcmp(verb, "export") != 0) || (want && strcmp(verb, "create") != 0 &&
 	    strcmp(verb, "restore") != 0))
 		usage(SBX_EX_USAGE);
+	if (url && strcmp(verb, "list") && strcmp(verb, "restore") && strcmp(verb, "push") &&
+	    strcmp(verb, "pull"))
+		usage(SBX_EX_USAGE);
+	if (url == NULL && (strcmp(verb, "push") == 0 || strcmp(verb, "pull") == 0))
+		errx(SBX_EX_USAGE, "%s: --store URL is required", verb);
+	if (url && !sbx_remote_is_s3(url))
+		errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", url);
 	if (sbx_store_open(&store, &e) == -1)
 		sbx_die(&e, "state root");
 
@@ -120,6 +132,20 @@ main(int argc, char *argv[])
 
 		if (argc > 0)
 			usage(SBX_EX_USAGE);
+		if (url) {
+			struct sbx_snap_set set;
+
+			if (sbx_remote_list(url, &set, &e) == -1)
+				sbx_die(&e, url);
+			for (k = 0; k < set.n; k++) {
+				if (fmt == SBX_FMT_ID)
+					printf("%s\n", set.v[k].snapshot_id);
+				else if (sbx_snapshot_emit(stdout, &set.v[k], fmt) == -1)
+					errx(SBX_EX_IOERR, "stdout: write failed");
+			}
+			sbx_snap_set_free(&set);
+			return sbx_flush_stdout();
+		}
 		if (sbx_snapshot_list(&store, &ids, &n, &e) == -1)
 			sbx_die(&e, "snapshots");
 		for (k = 0; k < n; k++) {
@@ -154,7 +180,8 @@ main(int argc, char *argv[])
 		char **ids;
 
 		operand(argc, argv, "snapshot_id", id, sizeof id);
-		if (sbx_restore(&store, id, want, &ids, &e) == -1)
+		if (sbx_remote_ensure(&store, url, id, &e) == -1 ||
+		    sbx_restore(&store, id, want, &ids, &e) == -1)
 			sbx_die(&e, id);
 		printf("%s\n", ids[0]);
 		free(ids[0]);
@@ -175,6 +202,22 @@ main(int argc, char *argv[])
 		}
 		if (file != NULL && (fsync(fd) == -1 || close(fd) == -1))
 			err(SBX_EX_IOERR, "%s", file);
+	} else if (strcmp(verb, "push") == 0) {
+		long long bytes = 0;
+		int layers = 0;
+
+		operand(argc, argv, "snapshot_id", id, sizeof id);
+		if (sbx_remote_push(&store, url, id, &layers, &bytes, &e) == -1)
+			sbx_die(&e, NULL);
+		if (isatty(2))
+			fprintf(stderr, "sbx-snap: %s: %d layer%s, %lld bytes uploaded to %s\n", id,
+			    layers, layers == 1 ? "" : "s", bytes, url);
+		printf("%s\n", id);
+	} else if (strcmp(verb, "pull") == 0) {
+		operand(argc, argv, "snapshot_id", id, sizeof id);
+		if (sbx_remote_pull(&store, url, id, &e) == -1)
+			sbx_die(&e, NULL);
+		rc = show(&store, id, fmt);
 	} else {
 		int fd = 0;
 

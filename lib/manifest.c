@@ -12,6 +12,7 @@
 
 #include "id.h"
 #include "manifest.h"
+#include "s3.h"
 #include "util.h"
 
 enum ftype { F_STR, F_INT, F_NUM, F_BOOL, F_MAP, F_STRV, F_MOUNTS, F_TMPFS, F_ENV, F_USER };
@@ -115,6 +116,24 @@ check_rootfs(const char *s, char *why, size_t size)
 	if (strcmp(s, "host") == 0 || sbx_id_valid(s))
 		return 0;
 	return check_abs_path(s, why, size);
+}
+
+static int
+check_backend(const char *s, char *why, size_t size)
+{
+	struct sbx_err e;
+
+	if (strncmp(s, "file:///", 8) == 0)
+		return check_abs_path(s + 7, why, size);
+	if (strncmp(s, "s3://", 5) == 0) {
+		if (sbx_s3_url_check(s, &e) == 0)
+			return 0;
+		snprintf(why, size, "%s", e.msg);
+		return -1;
+	}
+	snprintf(why, size, "storage_backend must be file:///PATH or s3://BUCKET/PREFIX, not "
+	    "'%.100s'", s);
+	return -1;
 }
 
 static int
@@ -237,7 +256,7 @@ static const struct field snap_fields[] = {
 	{ "interval_s", F_INT, S(interval_s), 1, 31536000, NULL, NULL, NULL, 0, 0 },
 	{ "keep", F_INT, S(keep), 1, 1000000, NULL, NULL, NULL, 0, 0 },
 	{ "before_destroy", F_BOOL, S(before_destroy), 0, 0, NULL, NULL, NULL, 0, 0 },
-	{ "storage_backend", F_STR, S(storage_backend), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "storage_backend", F_STR, S(storage_backend), 0, 0, NULL, check_backend, NULL, 0, 0 },
 	{ "last_snapshot_id", F_STR, S(last_snapshot_id), 0, 0, NULL, check_id, NULL, 0, 0 },
 	END
 };

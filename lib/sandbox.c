@@ -13,6 +13,8 @@
 
 #include "audit.h"
 #include "id.h"
+#include "remote.h"
+#include "s3.h"
 #include "sandbox.h"
 #include "snapshot.h"
 #include "util.h"
@@ -28,12 +30,21 @@ check_backend(const struct sbx_store *s, const struct sbx_manifest *m, struct sb
 
 	if (b == NULL)
 		return 0;
+	if (sbx_remote_is_s3(b)) {
+		struct sbx_s3 c;
+
+		/* Its credentials and libcurl are checked now, not at the first snapshot. */
+		if (sbx_s3_open(&c, b, e) == -1)
+			return sbx_err_prefix(e, "snapshot.storage_backend");
+		sbx_s3_close(&c);
+		return 0;
+	}
 	snprintf(here, sizeof here, "file://%s/snapshots", s->root);
 	if (strcmp(b, here) == 0 || (strncmp(b, here, strlen(here)) == 0 &&
 	    strcmp(b + strlen(here), "/") == 0))
 		return 0;
-	return sbx_err_set(e, SBX_EX_UNAVAILABLE, "snapshot.storage_backend %s: this build keeps "
-	    "snapshots in the state root (%s); other stores are not supported yet", b, here);
+	return sbx_err_set(e, SBX_EX_UNAVAILABLE, "snapshot.storage_backend %s: snapshots are kept "
+	    "in the state root (%s) or in an s3:// store", b, here);
 }
 
 int

@@ -12,6 +12,7 @@
 #include "archive_dl.h"
 #include "audit.h"
 #include "driver.h"
+#include "remote.h"
 #include "sandbox.h"
 #include "snapshot.h"
 #include "util.h"
@@ -202,8 +203,8 @@ get_int(const char *name, const struct sbx_node *t, const char *key, long long *
 	return 0;
 }
 
-static int
-snap_parse(const char *name, const char *buf, size_t len, struct sbx_snapshot *sn,
+int
+sbx_snapshot_parse(const char *name, const char *buf, size_t len, struct sbx_snapshot *sn,
     struct sbx_err *e)
 {
 	static const char *const keys[] = { "snapshot_id", "parent", "lineage", "source_sandbox",
@@ -307,7 +308,7 @@ sbx_snapshot_load(const struct sbx_store *s, const char *id, struct sbx_snapshot
 			sbx_err_set(e, SBX_EX_NOINPUT, "no such snapshot");
 		return -1;
 	}
-	r = snap_parse(p, buf, len, sn, e);
+	r = sbx_snapshot_parse(p, buf, len, sn, e);
 	free(buf);
 	if (r == 0 && strcmp(sn->snapshot_id, id) != 0) {
 		sbx_err_set(e, SBX_EX_DATAERR, "%s: names snapshot %s", p, sn->snapshot_id);
@@ -317,10 +318,8 @@ sbx_snapshot_load(const struct sbx_store *s, const char *id, struct sbx_snapshot
 	return r;
 }
 
-/* Write a snapshot's metadata, never in place of one (two snapshots given the
- * same ID at once: the second fails). */
-static int
-snap_save(const struct sbx_store *s, const struct sbx_snapshot *sn, struct sbx_err *e)
+int
+sbx_snapshot_save(const struct sbx_store *s, const struct sbx_snapshot *sn, struct sbx_err *e)
 {
 	char p[1200], *buf = NULL;
 	size_t len = 0;
@@ -464,6 +463,27 @@ open_tmp(const struct sbx_store *s, const char *sub, const char *tag, char *path
 	return fd;
 }
 
+
+int
+sbx_snap_layer_path(const struct sbx_store *s, const char *hex, char *buf, size_t size,
+    struct sbx_err *e)
+{
+	return blob_path(s, hex, buf, size, e);
+}
+
+int
+sbx_snap_layer_tmp(const struct sbx_store *s, const char *hex, char *path, size_t size,
+    struct sbx_err *e)
+{
+	return open_tmp(s, "layers", hex, path, size, e);
+}
+
+int
+sbx_snap_layer_commit(const struct sbx_store *s, const char *tmp, const char *hex,
+    struct sbx_err *e)
+{
+	return blob_commit(s, tmp, hex, e);
+}
 
 /* Capture */
 
@@ -643,9 +663,9 @@ copy_manifest(const struct sbx_manifest *m, struct sbx_manifest *out, struct sbx
 	return r;
 }
 
-int
-sbx_snapshot_create(const struct sbx_store *s, const char *sid,
-    const struct sbx_snap_opts *opts, char out[SBX_ID_MAX + 1], struct sbx_err *e)
+static int
+create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_opts *opts,
+    char out[SBX_ID_MAX + 1], char **backend, struct sbx_err *e)
 {
 	const struct sbx_driver *drv = NULL;
 	struct sbx_snapshot sn;
@@ -734,7 +754,7 @@ sbx_snapshot_create(const struct sbx_store *s, const char *sid,
 		if (drv->freeze(&m, 0, &te) == 0)
 			frozen = 0;
 	}
-	if (copy_manifest(&m, &sn.manifest, e) == -1 || snap_save(s, &sn, e) == -1)
+	if (copy_manifest(&m, &sn.manifest, e) == -1 || sbx_snapshot_save(s, &sn, e) == -1)
 		goto restore;
 	sbx_crash_point("snap-saved");
 	snprintf(out, SBX_ID_MAX + 1, "%s", id);
@@ -760,6 +780,9 @@ restore:
 		sbx_state_save(s, &m, NULL);
 	}
 	sbx_audit(s, sid, "snapshot", r == 0 ? "ok" : "error", r == 0 ? id : e->msg, NULL);
+	if (r == 0 && sbx_remote_is_s3(m.snapshot.storage_backend) &&
+	    (*backend = strdup(m.snapshot.storage_backend)) == NULL)
+		r = oom(e);
 out:
 	free(was);
 	sbx_snapshot_free(&sn);
@@ -767,6 +790,25 @@ out:
 	if (lock != -1)
 		close(lock);
 	close(slock);
+	return r;
+}
+
+int
+sbx_snapshot_create(const struct sbx_store *s, const char *sid,
+    const struct sbx_snap_opts *opts, char out[SBX_ID_MAX + 1], struct sbx_err *e)
+{
+	char *backend = NULL;
+	int r;
+
+	if (create_local(s, sid, opts, out, &backend, e) == -1)
+		return -1;
+	if (backend == NULL)
+		return 0;
+	/* The sandbox's snapshots go to its store; this host keeps them too. */
+	r = sbx_remote_push(s, backend, out, NULL, NULL, e);
+	if (r == -1)
+		sbx_err_prefix(e, "snapshot %s was made here but not pushed to %s", out, backend);
+	free(backend);
 	return r;
 }
 
@@ -1053,7 +1095,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 			}
 			len = (size_t)size;
 			meta[len] = '\0';
-			if (snap_parse("snapshot.yaml", meta, len, &sn, e) == -1)
+			if (sbx_snapshot_parse("snapshot.yaml", meta, len, &sn, e) == -1)
 				goto out;
 			if ((have = calloc(sn.n_layers, 1)) == NULL) {
 				oom(e);
@@ -1113,7 +1155,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 			    sn.snapshot_id);
 			goto out;
 		}
-	} else if (snap_save(s, &sn, e) == -1) {
+	} else if (sbx_snapshot_save(s, &sn, e) == -1) {
 		goto out;
 	}
 	snprintf(out, SBX_ID_MAX + 1, "%s", sn.snapshot_id);
@@ -1222,14 +1264,8 @@ sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, siz
 
 /* Retention */
 
-struct all {
-	struct sbx_snapshot *v;
-	size_t n;
-	char *keep;
-};
-
-static void
-all_free(struct all *a)
+void
+sbx_snap_set_free(struct sbx_snap_set *a)
 {
 	size_t i;
 
@@ -1240,7 +1276,7 @@ all_free(struct all *a)
 }
 
 static int
-all_load(const struct sbx_store *s, struct all *a, struct sbx_err *e)
+all_load(const struct sbx_store *s, struct sbx_snap_set *a, struct sbx_err *e)
 {
 	char **ids;
 	size_t n, i;
@@ -1265,8 +1301,8 @@ all_load(const struct sbx_store *s, struct all *a, struct sbx_err *e)
 	return 0;
 }
 
-static long
-all_find(const struct all *a, const char *id)
+long
+sbx_snap_set_find(const struct sbx_snap_set *a, const char *id)
 {
 	size_t i;
 
@@ -1278,18 +1314,18 @@ all_find(const struct all *a, const char *id)
 
 /* Keep i and the chain of parents it stacks on. */
 static void
-keep_chain(struct all *a, long i)
+keep_chain(struct sbx_snap_set *a, long i)
 {
 	while (i >= 0) {
 		a->keep[i] = 2;
-		i = all_find(a, a->v[i].parent);
+		i = sbx_snap_set_find(a, a->v[i].parent);
 		if (i >= 0 && a->keep[i] == 2)
 			break;
 	}
 }
 
-static int
-referenced(const struct all *a, const char *hex)
+int
+sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex)
 {
 	size_t i, k;
 
@@ -1304,7 +1340,7 @@ referenced(const struct all *a, const char *hex)
 /* Remove what no kept snapshot names from layers/ and cache/, and temporary
  * files crashes left (only ever called under the exclusive store lock). */
 static void
-collect(const struct sbx_store *s, const struct all *a, int dry_run, sbx_snap_report report,
+collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run, sbx_snap_report report,
     void *ctx)
 {
 	static const char *const subs[] = { "layers", "cache", "snapshots" };
@@ -1335,7 +1371,7 @@ collect(const struct sbx_store *s, const struct all *a, int dry_run, sbx_snap_re
 					continue;
 				memcpy(id, de->d_name, len - 6);
 				id[len - 6] = '\0';
-				if (!sbx_id_valid(id) || ((k = all_find(a, id)) >= 0 && a->keep[k]))
+				if (!sbx_id_valid(id) || ((k = sbx_snap_set_find(a, id)) >= 0 && a->keep[k]))
 					continue;
 				kind = "index";
 			} else {
@@ -1343,7 +1379,7 @@ collect(const struct sbx_store *s, const struct all *a, int dry_run, sbx_snap_re
 					continue;
 				memcpy(hex, de->d_name, SBX_DIGEST_HEX);
 				hex[SBX_DIGEST_HEX] = '\0';
-				if (!is_hex64(hex) || referenced(a, hex))
+				if (!is_hex64(hex) || sbx_snap_set_names(a, hex))
 					continue;
 			}
 			snprintf(p, sizeof p, "%s/%s", d, de->d_name);
@@ -1355,31 +1391,66 @@ collect(const struct sbx_store *s, const struct all *a, int dry_run, sbx_snap_re
 	}
 }
 
-/* Keep the chains of live sandboxes and of kept snapshots, remove the rest. */
-static int
-sweep(const struct sbx_store *s, struct all *a, int dry_run, sbx_snap_report report, void *ctx,
-    struct sbx_err *e)
+/* Keep the chains of live sandboxes of store s (NULL: none) and of kept snapshots. */
+static void
+close_keep(const struct sbx_store *s, struct sbx_snap_set *a)
 {
-	char **ids, p[1200];
+	char **ids;
 	size_t n, i;
-	int r = 0;
 
-	if (sbx_store_list(s, &ids, &n, e) == -1)
-		return -1;
-	for (i = 0; i < n; i++) {
-		struct sbx_manifest m;
+	if (s && sbx_store_list(s, &ids, &n, NULL) == 0) {
+		for (i = 0; i < n; i++) {
+			struct sbx_manifest m;
 
-		if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
-			if (m.rootfs && m.status && strcmp(m.status, "terminated") != 0)
-				keep_chain(a, all_find(a, m.rootfs));
-			sbx_manifest_free(&m);
+			if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
+				if (m.rootfs && m.status && strcmp(m.status, "terminated") != 0)
+					keep_chain(a, sbx_snap_set_find(a, m.rootfs));
+				sbx_manifest_free(&m);
+			}
+			free(ids[i]);
 		}
-		free(ids[i]);
+		free(ids);
 	}
-	free(ids);
 	for (i = 0; i < a->n; i++)
 		if (a->keep[i] == 1)
 			keep_chain(a, (long)i);
+}
+
+void
+sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live, long long keep_last,
+    double max_age_s, double now)
+{
+	size_t i, k;
+	double t;
+
+	for (i = 0; i < a->n; i++) {
+		if (keep_last == 0 && max_age_s <= 0)
+			a->keep[i] = 1;
+		if (max_age_s > 0 && sbx_time_parse(a->v[i].created_at, &t) == 0 &&
+		    now - t < max_age_s)
+			a->keep[i] = 1;
+	}
+	/* Newest first within each lineage (the set is oldest first). */
+	for (i = a->n; keep_last > 0 && i-- > 0;) {
+		long long newer = 0;
+
+		for (k = i + 1; k < a->n; k++)
+			newer += strcmp(a->v[k].lineage, a->v[i].lineage) == 0;
+		if (newer < keep_last)
+			a->keep[i] = 1;
+	}
+	close_keep(live, a);
+}
+
+/* Remove the snapshots not kept, then what no kept one names. */
+static int
+sweep(const struct sbx_store *s, struct sbx_snap_set *a, int dry_run, sbx_snap_report report,
+    void *ctx, struct sbx_err *e)
+{
+	char p[1200];
+	size_t i;
+	int r = 0;
+
 	for (i = 0; i < a->n; i++) {
 		if (a->keep[i])
 			continue;
@@ -1403,9 +1474,7 @@ int
 sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double max_age_s,
     int dry_run, sbx_snap_report report, void *ctx, struct sbx_err *e)
 {
-	struct all a;
-	double now = sbx_realtime(), t;
-	size_t i, k;
+	struct sbx_snap_set a;
 	int lock, r;
 
 	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
@@ -1414,23 +1483,9 @@ sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double max_a
 		close(lock);
 		return -1;
 	}
-	for (i = 0; i < a.n; i++) {
-		if (keep_last == 0 && max_age_s <= 0)
-			a.keep[i] = 1;
-		if (max_age_s > 0 && sbx_time_parse(a.v[i].created_at, &t) == 0 && now - t < max_age_s)
-			a.keep[i] = 1;
-	}
-	/* Newest first within each lineage (the list is oldest first). */
-	for (i = a.n; keep_last > 0 && i-- > 0;) {
-		long long newer = 0;
-
-		for (k = i + 1; k < a.n; k++)
-			newer += strcmp(a.v[k].lineage, a.v[i].lineage) == 0;
-		if (newer < keep_last)
-			a.keep[i] = 1;
-	}
+	sbx_snap_set_choose(&a, s, keep_last, max_age_s, sbx_realtime());
 	r = sweep(s, &a, dry_run, report, ctx, e);
-	all_free(&a);
+	sbx_snap_set_free(&a);
 	close(lock);
 	return r;
 }
@@ -1447,7 +1502,7 @@ int
 sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long long keep,
     struct sbx_err *e)
 {
-	struct all a;
+	struct sbx_snap_set a;
 	size_t i;
 	long long newer = 0;
 	int lock, r;
@@ -1465,8 +1520,9 @@ sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long lon
 
 		a.keep[i] = !periodic || newer++ < keep;
 	}
+	close_keep(s, &a);
 	r = sweep(s, &a, 0, no_report, NULL, e);
-	all_free(&a);
+	sbx_snap_set_free(&a);
 	close(lock);
 	return r;
 }

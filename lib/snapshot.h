@@ -100,4 +100,38 @@ int sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double m
 int sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long long keep,
     struct sbx_err *e);
 
+
+/* The store's parts, for stores elsewhere (remote.c) */
+
+/* Parse metadata read from name (untrusted: every field is checked). */
+int sbx_snapshot_parse(const char *name, const char *buf, size_t len, struct sbx_snapshot *sn,
+    struct sbx_err *e);
+/* Write a snapshot's metadata, never in place of one (two snapshots given the
+ * same ID at once: the second fails, errno EEXIST). */
+int sbx_snapshot_save(const struct sbx_store *s, const struct sbx_snapshot *sn,
+    struct sbx_err *e);
+int sbx_snap_layer_path(const struct sbx_store *s, const char *hex, char *buf, size_t size,
+    struct sbx_err *e);
+/* A temporary file in layers/ (removed by retention if a crash leaves it); its fd. */
+int sbx_snap_layer_tmp(const struct sbx_store *s, const char *hex, char *path, size_t size,
+    struct sbx_err *e);
+/* Move a checked, fsynced temporary file into the store as layer hex. */
+int sbx_snap_layer_commit(const struct sbx_store *s, const char *tmp, const char *hex,
+    struct sbx_err *e);
+
+/* Snapshots as retention sees them: sorted oldest first, and what stays. */
+struct sbx_snap_set {
+	struct sbx_snapshot *v;
+	size_t n;
+	char *keep;             /* 1 kept by the rules, 2 needed by a kept one or a sandbox */
+};
+void sbx_snap_set_free(struct sbx_snap_set *a);
+long sbx_snap_set_find(const struct sbx_snap_set *a, const char *id);
+/* Whether a kept snapshot names layer hex. */
+int sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex);
+/* Retention's rules (see sbx_snapshot_retain) applied to a, with the live
+ * sandboxes of store live (NULL: none) pinning the chains they run on. */
+void sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
+    long long keep_last, double max_age_s, double now);
+
 #endif

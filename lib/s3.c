@@ -1,0 +1,1211 @@
+/* SPDX-License-Identifier: MIT */
+/* S3 client: see s3.h. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "curl_dl.h"
+#include "s3.h"
+#include "sha256.h"
+#include "util.h"
+
+#define ERR_BODY_MAX (64 * 1024)
+#define EMPTY_SHA "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+#define PART_MIN (5LL << 20)        /* S3's smallest part (but the last) */
+#define PART_DEFAULT (64LL << 20)
+#define MAX_PARTS 10000
+
+static int
+oom(struct sbx_err *e)
+{
+	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+}
+
+/* URL and configuration */
+
+static int
+bucket_ok(const char *b, size_t n)
+{
+	size_t i;
+
+	if (n < 3 || n > 63 || !isalnum((unsigned char)b[0]) || !isalnum((unsigned char)b[n - 1]))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!(islower((unsigned char)b[i]) || isdigit((unsigned char)b[i]) || b[i] == '-' ||
+		    b[i] == '.') || (b[i] == '.' && b[i + 1] == '.'))
+			return 0;
+	return 1;
+}
+
+/* A key part sbx writes: letters, digits, and . _ - / with no empty, . or .. component. */
+static int
+key_ok(const char *k)
+{
+	const char *c = k, *q;
+
+	if (*k == '\0')
+		return 1;
+	for (q = k; *q; q++)
+		if (!(isalnum((unsigned char)*q) || *q == '.' || *q == '_' || *q == '-' || *q == '/'))
+			return 0;
+	for (;;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return c[n] == '\0' && n == 0 && c != k;
+		if (c[n] == '\0')
+			return 1;
+		c += n + 1;
+	}
+}
+
+int
+sbx_s3_url_check(const char *url, struct sbx_err *e)
+{
+	const char *b, *slash;
+	size_t n;
+
+	if (strncmp(url, "s3://", 5) != 0)
+		return sbx_err_set(e, SBX_EX_DATAERR, "'%s': not an s3://BUCKET/PREFIX URL", url);
+	b = url + 5;
+	slash = strchr(b, '/');
+	n = slash ? (size_t)(slash - b) : strlen(b);
+	if (!bucket_ok(b, n))
+		return sbx_err_set(e, SBX_EX_DATAERR, "'%s': '%.*s' is not a bucket name (3 to 63 "
+		    "of a-z 0-9 . -)", url, (int)n, b);
+	if (slash && (strlen(slash + 1) > 512 || !key_ok(slash + 1)))
+		return sbx_err_set(e, SBX_EX_DATAERR, "'%s': the prefix may hold letters, digits and "
+		    ". _ - / (no empty, . or .. parts, at most 512)", url);
+	return 0;
+}
+
+static char *
+trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+/* key's value in [section] of an INI file such as ~/.aws/credentials, or NULL. */
+static char *
+ini_get(const char *path, const char *section, const char *key)
+{
+	char line[1024], *val = NULL;
+	int in = 0;
+	FILE *f;
+
+	if (path == NULL || (f = fopen(path, "re")) == NULL)
+		return NULL;
+	while (val == NULL && fgets(line, sizeof line, f)) {
+		char *l = trim(line), *eq;
+
+		if (*l == '#' || *l == ';' || *l == '\0')
+			continue;
+		if (*l == '[') {
+			char *end = strchr(l, ']');
+
+			if (end) {
+				*end = '\0';
+				in = strcmp(trim(l + 1), section) == 0;
+			}
+			continue;
+		}
+		if (in && (eq = strchr(l, '=')) != NULL) {
+			*eq = '\0';
+			if (strcmp(trim(l), key) == 0)
+				val = strdup(trim(eq + 1));
+		}
+	}
+	fclose(f);
+	return val;
+}
+
+static char *
+aws_file(const char *var, const char *name)
+{
+	const char *v = getenv(var), *home = getenv("HOME");
+	char *p;
+
+	if (v && *v)
+		return strdup(v);
+	if (home == NULL || asprintf(&p, "%s/.aws/%s", home, name) == -1)
+		return NULL;
+	return p;
+}
+
+static char *
+env_dup(const char *a, const char *b)
+{
+	const char *v = getenv(a);
+
+	if ((v == NULL || *v == '\0') && b)
+		v = getenv(b);
+	return v && *v ? strdup(v) : NULL;
+}
+
+static int
+config(struct sbx_s3 *s, struct sbx_err *e)
+{
+	const char *profile = getenv("AWS_PROFILE"), *v;
+	char *creds = aws_file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+	char *cfg = aws_file("AWS_CONFIG_FILE", "config"), sect[300];
+	int custom;
+
+	if (profile == NULL || *profile == '\0')
+		profile = "default";
+	snprintf(sect, sizeof sect, strcmp(profile, "default") ? "profile %s" : "%s", profile);
+	s->access = env_dup("AWS_ACCESS_KEY_ID", NULL);
+	s->secret = env_dup("AWS_SECRET_ACCESS_KEY", NULL);
+	if (s->access && s->secret) {
+		s->token = env_dup("AWS_SESSION_TOKEN", NULL);
+	} else {
+		free(s->access);
+		free(s->secret);
+		s->access = ini_get(creds, profile, "aws_access_key_id");
+		s->secret = ini_get(creds, profile, "aws_secret_access_key");
+		s->token = ini_get(creds, profile, "aws_session_token");
+	}
+	if ((s->region = env_dup("AWS_REGION", "AWS_DEFAULT_REGION")) == NULL)
+		s->region = ini_get(cfg, sect, "region");
+	if (s->region == NULL)
+		s->region = strdup("us-east-1");
+	s->endpoint = env_dup("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
+	s->ca = env_dup("AWS_CA_BUNDLE", NULL);
+	free(creds);
+	free(cfg);
+	if (s->access == NULL || s->secret == NULL || *s->access == '\0' || *s->secret == '\0')
+		return sbx_err_set(e, SBX_EX_NOPERM, "%s: no credentials: set AWS_ACCESS_KEY_ID and "
+		    "AWS_SECRET_ACCESS_KEY, or profile '%s' in the shared credentials file", s->url,
+		    profile);
+	if (s->region == NULL)
+		return oom(e);
+	if (strpbrk(s->access, ":\r\n") || strpbrk(s->secret, "\r\n") ||
+	    (s->token && strpbrk(s->token, "\r\n")) || strpbrk(s->region, ":/\r\n"))
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s: the credentials or region hold a "
+		    "character they may not (':' or a line break)", s->url);
+	custom = s->endpoint != NULL;
+	if (!custom && asprintf(&s->endpoint, "https://s3.%s.amazonaws.com", s->region) == -1) {
+		s->endpoint = NULL;
+		return oom(e);
+	}
+	while (strlen(s->endpoint) > 8 && s->endpoint[strlen(s->endpoint) - 1] == '/')
+		s->endpoint[strlen(s->endpoint) - 1] = '\0';
+	if ((strncmp(s->endpoint, "http://", 7) != 0 && strncmp(s->endpoint, "https://", 8) != 0) ||
+	    strpbrk(s->endpoint + 8, "/?#@ ") != NULL)
+		return sbx_err_set(e, SBX_EX_DATAERR, "endpoint '%s': not http[s]://HOST[:PORT]",
+		    s->endpoint);
+	/* Custom endpoints (MinIO, Ceph, Swift) mostly want path style; AWS virtual hosts. */
+	s->virtual_host = !custom;
+	if ((v = getenv("SBX_S3_ADDRESSING")) != NULL && *v) {
+		if (strcmp(v, "virtual") == 0)
+			s->virtual_host = 1;
+		else if (strcmp(v, "path") == 0)
+			s->virtual_host = 0;
+		else
+			return sbx_err_set(e, SBX_EX_DATAERR, "SBX_S3_ADDRESSING '%s': path or "
+			    "virtual", v);
+	}
+	s->retry_s = 60;
+	if ((v = getenv("SBX_S3_RETRY_S")) != NULL && *v &&
+	    (sbx_duration_parse(v, &s->retry_s) == -1 || s->retry_s > 86400))
+		return sbx_err_set(e, SBX_EX_DATAERR, "SBX_S3_RETRY_S '%s': not a duration", v);
+	s->part_size = PART_DEFAULT;
+	if ((v = getenv("SBX_S3_PART_MB")) != NULL && *v) {
+		char *end;
+		long long mb = strtoll(v, &end, 10);
+
+		if (*end || mb < 5 || mb > 5120)
+			return sbx_err_set(e, SBX_EX_DATAERR, "SBX_S3_PART_MB '%s': 5 to 5120", v);
+		s->part_size = mb << 20;
+	}
+	return 0;
+}
+
+int
+sbx_s3_open(struct sbx_s3 *s, const char *url, struct sbx_err *e)
+{
+	const char *b = url + 5, *slash;
+	size_t n;
+
+	memset(s, 0, sizeof *s);
+	if (sbx_s3_url_check(url, e) == -1)
+		return -1;
+	slash = strchr(b, '/');
+	n = slash ? (size_t)(slash - b) : strlen(b);
+	s->url = strdup(url);
+	s->bucket = strndup(b, n);
+	if (slash && slash[1])
+		s->prefix = slash[strlen(slash) - 1] == '/' ? strdup(slash + 1) :
+		    (asprintf(&s->prefix, "%s/", slash + 1) == -1 ? NULL : s->prefix);
+	else
+		s->prefix = strdup("");
+	if (s->url == NULL || s->bucket == NULL || s->prefix == NULL) {
+		sbx_s3_close(s);
+		return oom(e);
+	}
+	while (strlen(s->url) > 5 && s->url[strlen(s->url) - 1] == '/')
+		s->url[strlen(s->url) - 1] = '\0';
+	if (config(s, e) == -1 || sbx_curl_load(e) == -1) {
+		sbx_s3_close(s);
+		return -1;
+	}
+	if ((s->curl = curl_easy_init()) == NULL) {
+		sbx_s3_close(s);
+		return oom(e);
+	}
+	s->progress = isatty(2) && getenv("SBX_NO_PROGRESS") == NULL;
+	return 0;
+}
+
+void
+sbx_s3_close(struct sbx_s3 *s)
+{
+	if (s->curl)
+		curl_easy_cleanup(s->curl);
+	free(s->url);
+	free(s->bucket);
+	free(s->prefix);
+	free(s->endpoint);
+	free(s->region);
+	free(s->access);
+	if (s->secret)
+		explicit_bzero(s->secret, strlen(s->secret));
+	free(s->secret);
+	free(s->token);
+	free(s->ca);
+	memset(s, 0, sizeof *s);
+}
+
+/* XML, as much as S3's answers need */
+
+static void
+xml_decode(const char *in, size_t n, char *out, size_t size)
+{
+	static const struct { const char *ent; char c; } ents[] = {
+		{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' },
+		{ "&apos;", '\'' },
+	};
+	size_t i = 0, o = 0, k;
+
+	while (i < n && o + 1 < size) {
+		for (k = 0; in[i] == '&' && k < SBX_ARRAY_LEN(ents); k++) {
+			size_t l = strlen(ents[k].ent);
+
+			if (i + l <= n && strncmp(in + i, ents[k].ent, l) == 0)
+				break;
+		}
+		if (in[i] == '&' && k < SBX_ARRAY_LEN(ents)) {
+			out[o++] = ents[k].c;
+			i += strlen(ents[k].ent);
+		} else {
+			out[o++] = in[i++];
+		}
+	}
+	out[o] = '\0';
+}
+
+/* The span between <tag> and </tag> after *p, moving *p past it. */
+static int
+xml_span(const char **p, const char *end, const char *tag, const char **s, size_t *n)
+{
+	char open[64], close[64];
+	const char *a, *b;
+
+	snprintf(open, sizeof open, "<%s>", tag);
+	snprintf(close, sizeof close, "</%s>", tag);
+	if ((a = memmem(*p, (size_t)(end - *p), open, strlen(open))) == NULL)
+		return 0;
+	a += strlen(open);
+	if ((b = memmem(a, (size_t)(end - a), close, strlen(close))) == NULL)
+		return 0;
+	*s = a;
+	*n = (size_t)(b - a);
+	*p = b + strlen(close);
+	return 1;
+}
+
+static int
+xml_text_in(const char *xml, const char *end, const char *tag, char *out, size_t size)
+{
+	const char *s;
+	size_t n;
+
+	if (!xml_span(&xml, end, tag, &s, &n)) {
+		out[0] = '\0';
+		return 0;
+	}
+	xml_decode(s, n, out, size);
+	return 1;
+}
+
+int
+sbx_xml_text(const char *xml, const char *tag, char *out, size_t size)
+{
+	return xml_text_in(xml, xml + strlen(xml), tag, out, size);
+}
+
+/* Requests */
+
+struct prog {
+	const char *label;
+	long long total, base;
+	double t0, last;
+	int drawn;
+};
+
+struct xfer {
+	/* what is sent: from memory, or size bytes of fd from offset */
+	const char *src;
+	int src_fd;
+	long long src_off, src_len, src_pos;
+	/* what comes back: into fd (hashed) when 2xx and dst_fd >= 0, else memory */
+	int dst_fd;
+	long long dst_start, max, got;
+	struct sbx_sha256 sha;
+	char *mem;
+	size_t mem_len, mem_max;
+	int too_big;
+	/* the answer */
+	long status;
+	char etag[128];
+	struct prog *prog;
+	struct sbx_s3 *s3;
+};
+
+static void
+human(char *buf, size_t size, double b)
+{
+	if (b >= 1 << 30)
+		snprintf(buf, size, "%.2f GiB", b / (1 << 30));
+	else if (b >= 1 << 20)
+		snprintf(buf, size, "%.1f MiB", b / (1 << 20));
+	else
+		snprintf(buf, size, "%.0f KiB", b / 1024);
+}
+
+static void
+prog_draw(struct prog *p, long long done, int final)
+{
+	double now = sbx_monotonic(), el = now - p->t0, rate = el > 0 ? done / el : 0;
+	char d[32], t[32], r[32], eta[32] = "";
+
+	if (!final && now - p->last < 0.2)
+		return;
+	p->last = now;
+	human(d, sizeof d, (double)done);
+	human(t, sizeof t, (double)p->total);
+	human(r, sizeof r, rate);
+	if (!final && rate > 0 && p->total > done) {
+		long secs = (long)((double)(p->total - done) / rate);
+
+		snprintf(eta, sizeof eta, "  ETA %ld:%02ld", secs / 60, secs % 60);
+	} else if (final) {
+		snprintf(eta, sizeof eta, "  %.1f s", el);
+	}
+	fprintf(stderr, "\r%s  %s / %s  %s/s%s\033[K%s", p->label, d, t, r, eta, final ? "\n" : "");
+	p->drawn = 1;
+}
+
+static int
+on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+    curl_off_t ulnow)
+{
+	struct xfer *x = ctx;
+
+	(void)dltotal;
+	(void)ultotal;
+	if (x->prog)
+		prog_draw(x->prog, x->prog->base + (ulnow > dlnow ? ulnow : dlnow), 0);
+	return 0;
+}
+
+static size_t
+on_read(char *buf, size_t size, size_t nmemb, void *ctx)
+{
+	struct xfer *x = ctx;
+	size_t want = size * nmemb;
+	long long left = x->src_len - x->src_pos;
+	ssize_t n;
+
+	if ((long long)want > left)
+		want = (size_t)left;
+	if (want == 0)
+		return 0;
+	if (x->src) {
+		memcpy(buf, x->src + x->src_pos, want);
+		n = (ssize_t)want;
+	} else if ((n = pread(x->src_fd, buf, want, x->src_off + x->src_pos)) <= 0) {
+		return CURL_READFUNC_ABORT;
+	}
+	x->src_pos += n;
+	return (size_t)n;
+}
+
+static int
+on_seek(void *ctx, curl_off_t off, int origin)
+{
+	struct xfer *x = ctx;
+
+	if (origin != SEEK_SET || off < 0 || off > x->src_len)
+		return CURL_SEEKFUNC_FAIL;
+	x->src_pos = off;
+	return CURL_SEEKFUNC_OK;
+}
+
+static size_t
+on_write(char *buf, size_t size, size_t nmemb, void *ctx)
+{
+	struct xfer *x = ctx;
+	size_t n = size * nmemb;
+	long code = 0;
+
+	curl_easy_getinfo(x->s3->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (x->dst_fd >= 0 && code / 100 == 2) {
+		if (x->got + (long long)n > x->max) {
+			x->too_big = 1;
+			return 0;
+		}
+		if (sbx_write_all(x->dst_fd, buf, n) == -1)
+			return 0;
+		sbx_sha256_update(&x->sha, buf, n);
+		x->got += (long long)n;
+		return n;
+	}
+	if (x->mem_len + n > (code / 100 == 2 ? x->mem_max : ERR_BODY_MAX)) {
+		if (code / 100 == 2) {
+			x->too_big = 1;
+			return 0;
+		}
+		return n;  /* an error body: keep its start */
+	}
+	{
+		char *g = realloc(x->mem, x->mem_len + n + 1);
+
+		if (g == NULL)
+			return 0;
+		x->mem = g;
+	}
+	memcpy(x->mem + x->mem_len, buf, n);
+	x->mem_len += n;
+	x->mem[x->mem_len] = '\0';
+	return n;
+}
+
+static size_t
+on_header(char *buf, size_t size, size_t nmemb, void *ctx)
+{
+	struct xfer *x = ctx;
+	size_t n = size * nmemb;
+
+	if (n > 5 && strncasecmp(buf, "etag:", 5) == 0) {
+		size_t k = 5, o = 0;
+
+		while (k < n && isspace((unsigned char)buf[k]))
+			k++;
+		while (k < n && buf[k] != '\r' && buf[k] != '\n' && o + 1 < sizeof x->etag)
+			x->etag[o++] = buf[k++];
+		x->etag[o] = '\0';
+	} else if (n > 5 && strncasecmp(buf, "date:", 5) == 0 && n < 128) {
+		char d[128];
+		struct tm tm;
+
+		memcpy(d, buf + 5, n - 5);
+		d[n - 5] = '\0';
+		memset(&tm, 0, sizeof tm);
+		if (strptime(trim(d), "%a, %d %b %Y %H:%M:%S", &tm) != NULL)
+			x->s3->server_time = (double)timegm(&tm);
+	}
+	return n;
+}
+
+/* RFC 3986 unreserved characters stay, everything else is %XX (as SigV4 wants). */
+static void
+pct(char *out, size_t size, const char *in, int keep_slash)
+{
+	size_t o = 0;
+
+	for (; *in && o + 4 < size; in++) {
+		unsigned char c = (unsigned char)*in;
+
+		if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/'))
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, size - o, "%%%02X", c);
+	}
+	out[o] = '\0';
+}
+
+static int
+transient_http(long status, const char *code)
+{
+	return status >= 500 || status == 429 || status == 408 ||
+	    strcmp(code, "SlowDown") == 0 || strcmp(code, "RequestTimeout") == 0 ||
+	    strcmp(code, "XAmzContentSHA256Mismatch") == 0 || strcmp(code, "BadDigest") == 0 ||
+	    strcmp(code, "InternalError") == 0;
+}
+
+static int
+transient_curl(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int
+http_code_exit(long status)
+{
+	switch (status) {
+	case 401:
+	case 403:
+		return SBX_EX_NOPERM;
+	case 404:
+		return SBX_EX_NOINPUT;
+	case 409:
+		return SBX_EX_TEMPFAIL;
+	default:
+		return status >= 500 ? SBX_EX_IOERR : SBX_EX_DATAERR;
+	}
+}
+
+/* The URL of a full key (bucket-relative) with an optional sorted query. */
+static int
+make_url(const struct sbx_s3 *s, const char *fullkey, const char *query, char **out)
+{
+	char path[2048];
+	const char *host = strstr(s->endpoint, "://") + 3;
+	size_t scheme = (size_t)(host - s->endpoint);
+	int n;
+
+	pct(path, sizeof path, fullkey, 1);
+	if (s->virtual_host)
+		n = asprintf(out, "%.*s%s.%s/%s%s%s", (int)scheme, s->endpoint, s->bucket, host,
+		    path, query ? "?" : "", query ? query : "");
+	else
+		n = asprintf(out, "%s/%s/%s%s%s", s->endpoint, s->bucket, path, query ? "?" : "",
+		    query ? query : "");
+	return n == -1 ? -1 : 0;
+}
+
+struct req {
+	const char *method;          /* GET HEAD PUT POST DELETE */
+	const char *fullkey;         /* bucket-relative */
+	const char *query;           /* sorted, encoded; NULL for none */
+	const char *payload_sha;     /* hex, or NULL for an empty body */
+	const char *const *headers;  /* extra headers, NULL-terminated, or NULL */
+	int body;                    /* x carries a body to send */
+};
+
+static int
+attempt(struct sbx_s3 *s, const struct req *r, struct xfer *x, CURLcode *rc, char *errbuf)
+{
+	struct curl_slist *h = NULL, *t;
+	char line[512], *url = NULL;
+	CURL *c = s->curl;
+	size_t i;
+	int ok = 0;
+
+	curl_easy_reset(c);
+	if (make_url(s, r->fullkey, r->query, &url) == -1)
+		return -1;
+	snprintf(line, sizeof line, "x-amz-content-sha256: %s",
+	    r->payload_sha ? r->payload_sha : EMPTY_SHA);
+	if ((h = curl_slist_append(NULL, line)) == NULL)
+		goto out;
+	if (s->token) {
+		char *tok;
+
+		if (asprintf(&tok, "x-amz-security-token: %s", s->token) == -1)
+			goto out;
+		t = curl_slist_append(h, tok);
+		free(tok);
+		if (t == NULL)
+			goto out;
+	}
+	for (i = 0; r->headers && r->headers[i]; i++)
+		if (curl_slist_append(h, r->headers[i]) == NULL)
+			goto out;
+	snprintf(line, sizeof line, "aws:amz:%s:s3", s->region);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, line);
+	curl_easy_setopt(c, CURLOPT_USERNAME, s->access);
+	curl_easy_setopt(c, CURLOPT_PASSWORD, s->secret);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 30L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024);
+	curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 1024L * 1024);
+	if (s->ca)
+		curl_easy_setopt(c, CURLOPT_CAINFO, s->ca);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
+	if (x->prog) {
+		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
+	}
+	if (r->body) {
+		curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(c, CURLOPT_READDATA, x);
+		curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
+		curl_easy_setopt(c, CURLOPT_SEEKDATA, x);
+	}
+	if (strcmp(r->method, "HEAD") == 0) {
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	} else if (strcmp(r->method, "PUT") == 0) {
+		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)(r->body ? x->src_len : 0));
+		if (!r->body)
+			curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(c, CURLOPT_READDATA, x);
+	} else if (strcmp(r->method, "POST") == 0) {
+		curl_easy_setopt(c, CURLOPT_POST, 1L);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(r->body ? x->src_len : 0));
+		if (!r->body)
+			curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+	} else if (strcmp(r->method, "GET") != 0) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
+	}
+	*rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
+	ok = 1;
+out:
+	curl_slist_free_all(h);
+	free(url);
+	return ok ? 0 : -1;
+}
+
+static void
+xfer_rewind(struct xfer *x)
+{
+	x->src_pos = 0;
+	x->got = 0;
+	x->mem_len = 0;
+	if (x->mem)
+		x->mem[0] = '\0';
+	x->too_big = 0;
+	x->status = 0;
+	x->etag[0] = '\0';
+	sbx_sha256_init(&x->sha);
+	if (x->dst_fd >= 0) {
+		if (ftruncate(x->dst_fd, x->dst_start) == -1) { /* checked by the write that follows */
+		}
+		lseek(x->dst_fd, x->dst_start, SEEK_SET);
+	}
+}
+
+/*
+ * One request, retried while it fails transiently and time is left. 0 when
+ * the server answered 2xx; else -1 with e naming the object and the server's
+ * error code. A 404 is reported as exit 66, so callers can tell "absent".
+ */
+static int
+request(struct sbx_s3 *s, const struct req *r, struct xfer *x, struct sbx_err *e)
+{
+	double t0 = sbx_monotonic(), delay = 0.1;
+	char errbuf[CURL_ERROR_SIZE], code[128], msg[256];
+	unsigned tries = 0;
+
+	x->s3 = s;
+	for (;;) {
+		CURLcode rc = CURLE_OK;
+		int transient;
+
+		errbuf[0] = '\0';
+		xfer_rewind(x);
+		tries++;
+		if (attempt(s, r, x, &rc, errbuf) == -1)
+			return oom(e);
+		code[0] = msg[0] = '\0';
+		if (x->mem && x->status / 100 != 2) {
+			sbx_xml_text(x->mem, "Code", code, sizeof code);
+			sbx_xml_text(x->mem, "Message", msg, sizeof msg);
+		}
+		if (rc == CURLE_OK && x->status / 100 == 2)
+			return 0;
+		if (x->too_big)
+			return sbx_err_set(e, SBX_EX_DATAERR, "%s/%s: larger than the %lld bytes "
+			    "expected", s->url, r->fullkey + strlen(s->prefix),
+			    x->dst_fd >= 0 ? x->max : (long long)x->mem_max);
+		transient = rc != CURLE_OK ? transient_curl(rc) : transient_http(x->status, code);
+		if (rc != CURLE_OK)
+			sbx_err_set(e, SBX_EX_IOERR, "%s: %s %s: %s", s->url, r->method, r->fullkey,
+			    errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		else
+			sbx_err_set(e, transient ? SBX_EX_IOERR : http_code_exit(x->status),
+			    "%s: %s %s: %ld %s%s%s", s->url, r->method, r->fullkey, x->status,
+			    code[0] ? code : (x->status == 404 ? "NotFound" :
+			    x->status == 403 ? "Forbidden" : "error"), msg[0] ? ": " : "", msg);
+		if (!transient)
+			return -1;
+		if (sbx_monotonic() - t0 + delay > s->retry_s)
+			return sbx_err_prefix(e, "gave up after %u attempts in %.1f s", tries,
+			    sbx_monotonic() - t0);
+		{
+			double d = delay * (0.5 + (double)rand() / RAND_MAX / 2);
+			struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+
+			nanosleep(&ts, NULL);
+		}
+		delay = delay * 2 > 5 ? 5 : delay * 2;
+	}
+}
+
+static void
+xfer_init(struct xfer *x)
+{
+	memset(x, 0, sizeof *x);
+	x->src_fd = -1;
+	x->dst_fd = -1;
+	x->mem_max = 16 << 20;
+}
+
+static int
+full_key(const struct sbx_s3 *s, const char *key, char *buf, size_t size, struct sbx_err *e)
+{
+	if (!key_ok(key))
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "bad object key '%s'", key);
+	return sbx_path(buf, size, e, "%s%s", s->prefix, key);
+}
+
+int
+sbx_s3_head(struct sbx_s3 *s, const char *key, long long *size, struct sbx_err *e)
+{
+	struct req r = { .method = "HEAD" };
+	struct xfer x;
+	char k[1200];
+	curl_off_t len = -1;
+	int rv;
+
+	if (full_key(s, key, k, sizeof k, e) == -1)
+		return -1;
+	r.fullkey = k;
+	xfer_init(&x);
+	rv = request(s, &r, &x, e);
+	free(x.mem);
+	if (rv == -1)
+		return e && e->code == SBX_EX_NOINPUT ? 0 : -1;
+	curl_easy_getinfo(s->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
+	if (size)
+		*size = (long long)len;
+	return 1;
+}
+
+int
+sbx_s3_get_mem(struct sbx_s3 *s, const char *key, size_t max, char **buf, size_t *len,
+    struct sbx_err *e)
+{
+	struct req r = { .method = "GET" };
+	struct xfer x;
+	char k[1200];
+
+	*buf = NULL;
+	*len = 0;
+	if (full_key(s, key, k, sizeof k, e) == -1)
+		return -1;
+	r.fullkey = k;
+	xfer_init(&x);
+	x.mem_max = max;
+	if (request(s, &r, &x, e) == -1) {
+		free(x.mem);
+		return -1;
+	}
+	if (x.mem == NULL && (x.mem = calloc(1, 1)) == NULL)
+		return oom(e);
+	*buf = x.mem;
+	*len = x.mem_len;
+	return 0;
+}
+
+int
+sbx_s3_get_file(struct sbx_s3 *s, const char *key, int fd, long long max, char hex[65],
+    long long *size, const char *label, struct sbx_err *e)
+{
+	struct req r = { .method = "GET" };
+	struct prog p = { .label = label, .total = max };
+	unsigned char d[32];
+	struct xfer x;
+	char k[1200];
+	int rv;
+
+	if (full_key(s, key, k, sizeof k, e) == -1)
+		return -1;
+	r.fullkey = k;
+	xfer_init(&x);
+	x.dst_fd = fd;
+	x.max = max;
+	if ((x.dst_start = lseek(fd, 0, SEEK_END)) == -1)
+		return sbx_err_sys(e, SBX_EX_IOERR, "seek");
+	if (s->progress && label) {
+		p.t0 = sbx_monotonic();
+		x.prog = &p;
+	}
+	rv = request(s, &r, &x, e);
+	if (rv == 0 && x.prog)
+		prog_draw(&p, x.got, 1);
+	else if (x.prog && p.drawn)
+		fputc('\n', stderr);
+	free(x.mem);
+	if (rv == -1)
+		return -1;
+	sbx_sha256_final(&x.sha, d);
+	sbx_hex(d, sizeof d, hex);
+	*size = x.got;
+	return 0;
+}
+
+static int
+put(struct sbx_s3 *s, const char *fullkey, const char *query, struct xfer *x, const char *sha,
+    const char *const *headers, const char *method, struct sbx_err *e)
+{
+	struct req r = { .method = method, .fullkey = fullkey, .query = query,
+		.payload_sha = sha, .headers = headers, .body = 1 };
+
+	return request(s, &r, x, e);
+}
+
+int
+sbx_s3_put_mem(struct sbx_s3 *s, const char *key, const void *buf, size_t len,
+    struct sbx_err *e)
+{
+	struct xfer x;
+	char k[1200], sha[65];
+	int rv;
+
+	if (full_key(s, key, k, sizeof k, e) == -1)
+		return -1;
+	sbx_sha256_hex(buf, len, sha);
+	xfer_init(&x);
+	x.src = buf;
+	x.src_len = (long long)len;
+	rv = put(s, k, NULL, &x, sha, NULL, "PUT", e);
+	free(x.mem);
+	return rv;
+}
+
+static void
+abort_upload(struct sbx_s3 *s, const char *fullkey, const char *upload)
+{
+	struct req r = { .method = "DELETE", .fullkey = fullkey };
+	char q[600], enc[400];
+	struct xfer x;
+	double keep = s->retry_s;
+
+	pct(enc, sizeof enc, upload, 0);
+	snprintf(q, sizeof q, "uploadId=%s", enc);
+	r.query = q;
+	xfer_init(&x);
+	if (s->retry_s > 10)
+		s->retry_s = 10;
+	request(s, &r, &x, NULL);
+	s->retry_s = keep;
+	free(x.mem);
+}
+
+static int
+multipart(struct sbx_s3 *s, const char *fullkey, int fd, long long size, struct prog *p,
+    struct sbx_err *e)
+{
+	char upload[300], enc[400], q[600], sha[65];
+	char *part = NULL, *done = NULL;
+	size_t done_len = 0;
+	FILE *xml = NULL;
+	long long off, nparts = (size + s->part_size - 1) / s->part_size, num;
+	struct xfer x;
+	int rv = -1;
+
+	if (nparts > MAX_PARTS)
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s: %lld bytes is more than %d parts of "
+		    "SBX_S3_PART_MB", s->url, size, MAX_PARTS);
+	xfer_init(&x);
+	x.src = "";
+	if (put(s, fullkey, "uploads=", &x, NULL, NULL, "POST", e) == -1) {
+		free(x.mem);
+		return -1;
+	}
+	if (x.mem == NULL || !sbx_xml_text(x.mem, "UploadId", upload, sizeof upload) ||
+	    upload[0] == '\0') {
+		free(x.mem);
+		return sbx_err_set(e, SBX_EX_IOERR, "%s: %s: no UploadId in the answer", s->url,
+		    fullkey);
+	}
+	free(x.mem);
+	pct(enc, sizeof enc, upload, 0);
+	if ((part = malloc((size_t)s->part_size)) == NULL ||
+	    (xml = open_memstream(&done, &done_len)) == NULL) {
+		oom(e);
+		goto out;
+	}
+	fputs("<CompleteMultipartUpload>", xml);
+	for (num = 1, off = 0; off < size; num++, off += s->part_size) {
+		long long n = size - off < s->part_size ? size - off : s->part_size, got = 0;
+
+		while (got < n) {
+			ssize_t k = pread(fd, part + got, (size_t)(n - got), off + got);
+
+			if (k <= 0) {
+				sbx_err_sys(e, SBX_EX_IOERR, "read");
+				goto out;
+			}
+			got += k;
+		}
+		sbx_sha256_hex(part, (size_t)n, sha);
+		xfer_init(&x);
+		x.src = part;
+		x.src_len = n;
+		x.prog = p;
+		snprintf(q, sizeof q, "partNumber=%lld&uploadId=%s", num, enc);
+		if (put(s, fullkey, q, &x, sha, NULL, "PUT", e) == -1) {
+			free(x.mem);
+			goto out;
+		}
+		free(x.mem);
+		if (x.etag[0] == '\0') {
+			sbx_err_set(e, SBX_EX_IOERR, "%s: %s: part %lld: no ETag in the answer",
+			    s->url, fullkey, num);
+			goto out;
+		}
+		fprintf(xml, "<Part><PartNumber>%lld</PartNumber><ETag>%s</ETag></Part>", num,
+		    x.etag);
+		if (p)
+			p->base += n;
+		sbx_crash_point("s3-part");
+	}
+	fputs("</CompleteMultipartUpload>", xml);
+	if (fclose(xml) != 0) {
+		xml = NULL;
+		oom(e);
+		goto out;
+	}
+	xml = NULL;
+	sbx_sha256_hex(done, done_len, sha);
+	xfer_init(&x);
+	x.src = done;
+	x.src_len = (long long)done_len;
+	snprintf(q, sizeof q, "uploadId=%s", enc);
+	if (put(s, fullkey, q, &x, sha, NULL, "POST", e) == -1) {
+		free(x.mem);
+		goto out;
+	}
+	/* CompleteMultipartUpload can fail after its 200 has been sent. */
+	if (x.mem && strstr(x.mem, "<Error>")) {
+		char code[128];
+
+		sbx_xml_text(x.mem, "Code", code, sizeof code);
+		sbx_err_set(e, SBX_EX_IOERR, "%s: completing %s: %s", s->url, fullkey, code);
+		free(x.mem);
+		goto out;
+	}
+	free(x.mem);
+	rv = 0;
+out:
+	if (xml)
+		fclose(xml);
+	free(done);
+	free(part);
+	if (rv == -1)
+		abort_upload(s, fullkey, upload);
+	return rv;
+}
+
+int
+sbx_s3_put_file(struct sbx_s3 *s, const char *key, int fd, long long size, const char *sha_hex,
+    const char *label, struct sbx_err *e)
+{
+	struct prog p = { .label = label, .total = size };
+	struct xfer x;
+	char k[1200];
+	int rv;
+
+	if (full_key(s, key, k, sizeof k, e) == -1)
+		return -1;
+	if (s->progress && label)
+		p.t0 = sbx_monotonic();
+	if (size > s->part_size) {
+		rv = multipart(s, k, fd, size, s->progress && label ? &p : NULL, e);
+	} else {
+		xfer_init(&x);
+		x.src_fd = fd;
+		x.src_len = size;
+		x.prog = s->progress && label ? &p : NULL;
+		rv = put(s, k, NULL, &x, sha_hex, NULL, "PUT", e);
+		free(x.mem);
+	}
+	if (s->progress && label) {
+		if (rv == 0)
+			prog_draw(&p, size, 1);
+		else if (p.drawn)
+			fputc('\n', stderr);
+	}
+	return rv;
+}
+
+int
+sbx_s3_delete(struct sbx_s3 *s, const char *key, struct sbx_err *e)
+{
+	struct req r = { .method = "DELETE" };
+	struct xfer x;
+	char k[1200];
+	int rv;
+
+	if (full_key(s, key, k, sizeof k, e) == -1)
+		return -1;
+	r.fullkey = k;
+	xfer_init(&x);
+	rv = request(s, &r, &x, e);
+	free(x.mem);
+	return rv;
+}
+
+int
+sbx_s3_touch(struct sbx_s3 *s, const char *key, struct sbx_err *e)
+{
+	char k[1200], src[1400], hdr[1500];
+	const char *headers[] = { hdr, "x-amz-metadata-directive: REPLACE", NULL };
+	struct req r = { .method = "PUT", .headers = headers };
+	struct xfer x;
+	int rv;
+
+	if (full_key(s, key, k, sizeof k, e) == -1)
+		return -1;
+	pct(src, sizeof src, k, 1);
+	snprintf(hdr, sizeof hdr, "x-amz-copy-source: /%s/%s", s->bucket, src);
+	r.fullkey = k;
+	xfer_init(&x);
+	rv = request(s, &r, &x, e);
+	if (rv == 0 && x.mem && strstr(x.mem, "<Error>"))
+		rv = sbx_err_set(e, SBX_EX_IOERR, "%s: refreshing %s failed", s->url, key);
+	free(x.mem);
+	return rv;
+}
+
+int
+sbx_s3_list(struct sbx_s3 *s, const char *key_prefix, sbx_s3_each each, void *ctx,
+    struct sbx_err *e)
+{
+	char k[1200], enc[1600], tok[1200], enctok[1800], q[4000];
+	size_t plen = strlen(s->prefix);
+	int more = 1;
+
+	if (full_key(s, key_prefix, k, sizeof k, e) == -1)
+		return -1;
+	pct(enc, sizeof enc, k, 0);
+	tok[0] = '\0';
+	while (more) {
+		struct req r = { .method = "GET", .fullkey = "" , .query = q };
+		struct xfer x;
+		const char *p, *end, *b;
+		size_t n;
+
+		if (tok[0]) {
+			pct(enctok, sizeof enctok, tok, 0);
+			snprintf(q, sizeof q, "continuation-token=%s&list-type=2&max-keys=1000&"
+			    "prefix=%s", enctok, enc);
+		} else {
+			snprintf(q, sizeof q, "list-type=2&max-keys=1000&prefix=%s", enc);
+		}
+		xfer_init(&x);
+		if (request(s, &r, &x, e) == -1) {
+			free(x.mem);
+			return -1;
+		}
+		p = x.mem ? x.mem : "";
+		end = p + x.mem_len;
+		while (xml_span(&p, end, "Contents", &b, &n)) {
+			char key[1200], sz[32], lm[64];
+			double t = 0;
+
+			xml_text_in(b, b + n, "Key", key, sizeof key);
+			xml_text_in(b, b + n, "Size", sz, sizeof sz);
+			xml_text_in(b, b + n, "LastModified", lm, sizeof lm);
+			if (strncmp(key, s->prefix, plen) != 0)
+				continue;
+			if (sbx_time_parse(lm, &t) == -1) {
+				struct tm tm = { 0 };
+
+				if (strptime(lm, "%Y-%m-%dT%H:%M:%S", &tm))
+					t = (double)timegm(&tm);
+			}
+			if (each(ctx, key + plen, strtoll(sz, NULL, 10), t) == -1) {
+				free(x.mem);
+				return 0;
+			}
+		}
+		{
+			char trunc[16];
+
+			xml_text_in(x.mem ? x.mem : "", end, "IsTruncated", trunc, sizeof trunc);
+			more = strcmp(trunc, "true") == 0 && x.mem &&
+			    xml_text_in(x.mem, end, "NextContinuationToken", tok, sizeof tok) &&
+			    tok[0];
+		}
+		free(x.mem);
+	}
+	return 0;
+}
+
+int
+sbx_s3_abort_stale(struct sbx_s3 *s, const char *key_prefix, double before, int *count,
+    struct sbx_err *e)
+{
+	char k[1200], enc[1600], q[2000];
+	struct req r = { .method = "GET", .fullkey = "", .query = q };
+	struct xfer x;
+	const char *p, *end, *b;
+	size_t n;
+
+	*count = 0;
+	if (full_key(s, key_prefix, k, sizeof k, e) == -1)
+		return -1;
+	pct(enc, sizeof enc, k, 0);
+	snprintf(q, sizeof q, "prefix=%s&uploads=", enc);
+	xfer_init(&x);
+	if (request(s, &r, &x, e) == -1) {
+		free(x.mem);
+		return -1;
+	}
+	p = x.mem ? x.mem : "";
+	end = p + x.mem_len;
+	while (xml_span(&p, end, "Upload", &b, &n)) {
+		char key[1200], id[300], when[64];
+		double t;
+
+		xml_text_in(b, b + n, "Key", key, sizeof key);
+		xml_text_in(b, b + n, "UploadId", id, sizeof id);
+		xml_text_in(b, b + n, "Initiated", when, sizeof when);
+		if (strncmp(key, k, strlen(k)) != 0 || sbx_time_parse(when, &t) == -1 || t >= before)
+			continue;
+		abort_upload(s, key, id);
+		(*count)++;
+	}
+	free(x.mem);
+	return 0;
+}
