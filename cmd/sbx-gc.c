@@ -67,7 +67,7 @@ main(int argc, char *argv[])
 	};
 	struct sbx_err e = { 0 };
 	struct sbx_store store;
-	int c, dry = 0, verify = 0, rc = 0, r, i, retention = 0;
+	int c, dry = 0, verify = 0, rc = 0, r, i, retention = 0, graced = 0;
 	long long keep_last = 0;
 	double max_age = 0, grace = 3600;
 	const char *url = NULL;
@@ -96,6 +96,7 @@ main(int argc, char *argv[])
 			if (sbx_duration_parse(optarg, &grace) == -1)
 				errx(SBX_EX_USAGE, "--grace: '%s' is not a duration (0, 90s, 15m, 1h)",
 				    optarg);
+			graced = 1;
 			break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
@@ -105,6 +106,8 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
+	if (graced && url == NULL)
+		errx(SBX_EX_USAGE, "--grace applies to --store");
 	if (sbx_store_open(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (verify) {

@@ -434,7 +434,7 @@ sbx_remote_retain(const struct sbx_store *s, const char *url, long long keep_las
 		return -1;
 	}
 	start = c.server_time > 0 ? c.server_time : sbx_realtime();
-	sbx_crash_point("remote-gc-listed");
+	sbx_pause_point("remote-gc-listed");
 	if (load_set(&c, &a, e) == -1) {
 		sbx_s3_close(&c);
 		names_free(&layers);
@@ -460,7 +460,7 @@ sbx_remote_retain(const struct sbx_store *s, const char *url, long long keep_las
 		if (!dry_run && sbx_s3_delete(&c, key, e) == -1)
 			goto out;
 	}
-	if (!dry_run && sbx_s3_abort_stale(&c, "layers/", start - grace_s, &aborted, e) == -1)
+	if (sbx_s3_abort_stale(&c, "layers/", start - grace_s, dry_run, &aborted, e) == -1)
 		goto out;
 	for (i = 0; i < (size_t)aborted; i++)
 		report(ctx, "upload", "multipart");

@@ -1173,8 +1173,8 @@ sbx_s3_list(struct sbx_s3 *s, const char *key_prefix, sbx_s3_each each, void *ct
 }
 
 int
-sbx_s3_abort_stale(struct sbx_s3 *s, const char *key_prefix, double before, int *count,
-    struct sbx_err *e)
+sbx_s3_abort_stale(struct sbx_s3 *s, const char *key_prefix, double before, int dry_run,
+    int *count, struct sbx_err *e)
 {
 	char k[1200], enc[1600], q[2000];
 	struct req r = { .method = "GET", .fullkey = "", .query = q };
@@ -1203,7 +1203,8 @@ sbx_s3_abort_stale(struct sbx_s3 *s, const char *key_prefix, double before, int 
 		xml_text_in(b, b + n, "Initiated", when, sizeof when);
 		if (strncmp(key, k, strlen(k)) != 0 || sbx_time_parse(when, &t) == -1 || t >= before)
 			continue;
-		abort_upload(s, key, id);
+		if (!dry_run)
+			abort_upload(s, key, id);
 		(*count)++;
 	}
 	free(x.mem);

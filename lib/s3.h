@@ -71,9 +71,9 @@ typedef int (*sbx_s3_each)(void *ctx, const char *key, long long size, double mt
 int sbx_s3_list(struct sbx_s3 *s, const char *key_prefix, sbx_s3_each each, void *ctx,
     struct sbx_err *e);
 /* Multipart uploads under a key prefix that were begun before `before`
- * (seconds since the epoch) are aborted; count gets how many. */
-int sbx_s3_abort_stale(struct sbx_s3 *s, const char *key_prefix, double before, int *count,
-    struct sbx_err *e);
+ * (seconds since the epoch) are aborted (unless dry_run); count gets how many. */
+int sbx_s3_abort_stale(struct sbx_s3 *s, const char *key_prefix, double before, int dry_run,
+    int *count, struct sbx_err *e);
 
 /* For tests: the text of the first <tag>...</tag> in xml, entities decoded. */
 int sbx_xml_text(const char *xml, const char *tag, char *out, size_t size);

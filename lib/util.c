@@ -25,6 +25,23 @@ sbx_crash_point(const char *name)
 		kill(getpid(), SIGKILL);
 }
 
+void
+sbx_pause_point(const char *name)
+{
+	const char *at = getenv("SBX_TEST_PAUSE_AT");
+	size_t n = strlen(name);
+	char p[1100];
+	int i, fd;
+
+	if (at == NULL || strncmp(at, name, n) != 0 || at[n] != ':' || at[n + 1] == '\0')
+		return;
+	snprintf(p, sizeof p, "%s.paused", at + n + 1);
+	if ((fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) != -1)
+		close(fd);
+	for (i = 0; i < 6000 && access(at + n + 1, F_OK) == -1; i++)
+		usleep(10000);
+}
+
 int
 sbx_path(char *buf, size_t size, struct sbx_err *e, const char *fmt, ...)
 {

@@ -61,6 +61,11 @@ int sbx_proc_alive(pid_t pid, unsigned long long starttime);
  * kills itself with SIGKILL here, as a crash or an OOM kill would.
  */
 void sbx_crash_point(const char *name);
+/*
+ * Race tests: when $SBX_TEST_PAUSE_AT is "name:PATH", the process creates
+ * PATH.paused here and waits (at most 60 s) until PATH exists.
+ */
+void sbx_pause_point(const char *name);
 /* snprintf that reports truncation as an error. */
 int sbx_path(char *buf, size_t size, struct sbx_err *e, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

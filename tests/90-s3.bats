@@ -1,0 +1,409 @@
+#!/usr/bin/env bats
+# Snapshot stores on S3, against a real server that checks AWS Signature V4
+# (Ceph radosgw, started by tests/s3/server.sh unless .ci/run started one and
+# named its environment in $SBX_TEST_S3_ENV): push from one state root, pull
+# and fork from another, bad credentials, damaged objects, killed pushes,
+# retention on the bucket, retries, addressing styles and the progress bar.
+# shellcheck disable=SC2154 # $stderr comes from run --separate-stderr
+load helpers
+
+setup_file() {
+	if [ -n "${SBX_TEST_S3_ENV:-}" ]; then
+		S3_ENV=$SBX_TEST_S3_ENV
+	elif command -v radosgw >/dev/null; then
+		S3_OWN=$(mktemp -d /tmp/sbx-s3.XXXXXX)
+		"$BATS_TEST_DIRNAME/s3/server.sh" start "$S3_OWN/srv" >/dev/null
+		S3_ENV=$S3_OWN/srv/env
+	fi
+	export S3_ENV S3_OWN
+}
+
+teardown_file() {
+	if [ -n "${S3_OWN:-}" ]; then
+		"$BATS_TEST_DIRNAME/s3/server.sh" stop "$S3_OWN/srv"
+		rm -rf "$S3_OWN"
+	fi
+}
+
+EMPTY_SHA=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+
+# s3curl METHOD PATH [curl options]: a signed request of our own, beside sbx's.
+# The body's SHA-256 is $BODY_SHA (else that of an empty body).
+s3curl() {
+	local m=$1 path=$2
+	shift 2
+	curl -sS --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+		--user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" -X "$m" \
+		-H "x-amz-content-sha256: ${BODY_SHA:-$EMPTY_SHA}" "$@" "$AWS_ENDPOINT_URL/$path"
+}
+
+# Per test: the server's credentials, a bucket of its own, STORE naming it.
+s3_init() {
+	[ -n "${S3_ENV:-}" ] || skip "no S3 server: radosgw is not installed (contrib/install-deps.sh s3)"
+	# shellcheck disable=SC1090
+	. "$S3_ENV"
+	BUCKET="sbx-t$BATS_TEST_NUMBER-$$-$RANDOM"
+	run -0 s3curl PUT "$BUCKET" -w '%{http_code}'
+	[ "$output" = 200 ]
+	STORE="s3://$BUCKET/team/a"
+	export SBX_NO_PROGRESS=1
+}
+
+# Keys under a bucket-relative prefix, one a line.
+s3keys() {
+	s3curl GET "$BUCKET?list-type=2&prefix=${1//\//%2F}" | grep -o '<Key>[^<]*</Key>' |
+		sed 's/<Key>\(.*\)<\/Key>/\1/'
+}
+
+# A writable sandbox, confinement proven, holding FILE=/root/note and N MiB of
+# random bytes in /root/big; sets $ID.
+sandbox_with() {
+	provision <<<'read_only_root: false'
+	assert_confined "$ID"
+	run -0 sbx-run "$ID" -- sh -c "echo '$1' > /root/note; head -c ${2:-1}M /dev/urandom > /root/big"
+}
+
+# A second "host": another state root on this machine.
+other_root() {
+	HOST_B=$(mktemp -d /tmp/sbx-test.XXXXXX)
+	chmod 711 "$HOST_B"
+}
+
+teardown() {
+	local id
+	if [ -n "${HOST_B:-}" ]; then
+		for id in $(SBX_ROOT=$HOST_B sbx-ls -q 2>/dev/null); do
+			SBX_ROOT=$HOST_B sbx-gc "$id" >/dev/null 2>&1
+		done
+		rm -rf "$HOST_B"
+	fi
+	local p
+	for p in "${TEST_PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	TEST_PIDS=()
+	if [ -d "$SBX_ROOT/sandboxes" ]; then
+		for id in $(sbx-ls -q 2>/dev/null); do
+			sbx-gc "$id" >/dev/null 2>&1
+		done
+	fi
+	rm -rf "$SBX_ROOT" "$WORK"
+}
+
+@test "push from one state root, pull and fork from another: the children see the files" {
+	s3_init
+	sandbox_with "made on host A" 2
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	run -0 sbx-snap push --store "$STORE" "$snap"
+	[ "$output" = "$snap" ]
+	run -0 sbx-snap list --store "$STORE"
+	[ "$output" = "$snap" ]
+	sum=$(sbx-run "$ID" -- sha256sum /root/big)
+	other_root
+	# A snapshot only in the store: sbx-fork pulls it first.
+	run -0 env SBX_ROOT="$HOST_B" sbx-fork -n 2 --store "$STORE" "$snap"
+	mapfile -t kids <<<"$output"
+	[ "${#kids[@]}" -eq 2 ]
+	for k in "${kids[@]}"; do
+		run -0 env SBX_ROOT="$HOST_B" sbx-run "$k" -- cat /root/note
+		[ "$output" = "made on host A" ]
+		run -0 env SBX_ROOT="$HOST_B" sbx-run "$k" -- sha256sum /root/big
+		[ "$output" = "$sum" ]
+	done
+	# Pulled once: the second host now has it locally, with its audit event.
+	run -0 env SBX_ROOT="$HOST_B" sbx-snap list
+	[ "$output" = "$snap" ]
+	grep -q '"event":"snapshot-pull"' "$HOST_B/audit.log"
+}
+
+@test "layers are uploaded once however many snapshots share them; metadata is written last" {
+	s3_init
+	sandbox_with "shared" 1
+	run -0 sbx-snap create "$ID"
+	s1=$output
+	run -0 sbx-fork "$s1"
+	kid=$output
+	run -0 sbx-snap create "$kid"
+	s2=$output
+	run -0 sbx-snap push --store "$STORE" "$s1"
+	run -0 s3keys team/a/layers/
+	[ "$(wc -l <<<"$output")" -eq 1 ]
+	run -0 sbx-snap push --store "$STORE" "$s2"
+	# s2 stacks its own layer on s1's: one more object, not two.
+	run -0 s3keys team/a/layers/
+	[ "$(wc -l <<<"$output")" -eq 2 ]
+	run -0 s3keys team/a/snapshots/
+	[ "$(wc -l <<<"$output")" -eq 2 ]
+	# Pushing again changes nothing and succeeds.
+	run -0 sbx-snap push --store "$STORE" "$s2"
+	run -0 s3keys team/a/layers/
+	[ "$(wc -l <<<"$output")" -eq 2 ]
+}
+
+@test "a wrong secret key fails with the server's 403 code and exit 77; no credentials is 77 too" {
+	s3_init
+	run -77 --separate-stderr env AWS_SECRET_ACCESS_KEY=wrong-secret sbx-snap list --store "$STORE"
+	[[ $stderr == *"403 SignatureDoesNotMatch"* ]]
+	run -77 --separate-stderr env AWS_ACCESS_KEY_ID=NOSUCHKEY sbx-snap list --store "$STORE"
+	[[ $stderr == *"403 InvalidAccessKeyId"* ]]
+	run -77 --separate-stderr env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY \
+		HOME="$WORK" sbx-snap list --store "$STORE"
+	[[ $stderr == *"no credentials"* ]]
+	# A bucket that is not there is 66, named.
+	run -66 --separate-stderr sbx-snap list --store "s3://no-such-bucket-$$/x"
+	[[ $stderr == *"NoSuchBucket"* ]]
+}
+
+@test "credentials and region from the shared files under AWS_PROFILE" {
+	s3_init
+	mkdir -p "$WORK/.aws"
+	printf '[default]\naws_access_key_id = WRONG\naws_secret_access_key = wrong\n[ci]\naws_access_key_id = %s\naws_secret_access_key = %s\n' \
+		"$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" > "$WORK/.aws/credentials"
+	printf '[profile ci]\nregion = %s\n' "$AWS_REGION" > "$WORK/.aws/config"
+	run -0 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_REGION HOME="$WORK" \
+		AWS_PROFILE=ci sbx-snap list --store "$STORE"
+	run -77 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_REGION HOME="$WORK" \
+		sbx-snap list --store "$STORE"
+}
+
+@test "virtual-host addressing reaches the same bucket as path style" {
+	s3_init
+	sandbox_with "virtual" 1
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	run -0 env SBX_S3_ADDRESSING=virtual AWS_ENDPOINT_URL="http://localhost:$SBX_S3_PORT" \
+		sbx-snap push --store "$STORE" "$snap"
+	run -0 sbx-snap list --store "$STORE"
+	[ "$output" = "$snap" ]
+	run -65 env SBX_S3_ADDRESSING=sideways sbx-snap list --store "$STORE"
+}
+
+@test "a layer damaged in the bucket is refused on pull (exit 65) and nothing of it is kept" {
+	s3_init
+	sandbox_with "to be damaged" 1
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	run -0 sbx-snap push --store "$STORE" "$snap"
+	run -0 s3keys team/a/layers/sha256/
+	key=$output
+	# Overwrite the layer with other bytes of the same length.
+	size=$(stat -c %s "$SBX_ROOT/layers/${key##*/}.tar.zst")
+	head -c "$size" /dev/urandom > "$WORK/evil"
+	BODY_SHA=$(sha256sum "$WORK/evil" | cut -d' ' -f1) run -0 s3curl PUT "$BUCKET/$key" -T "$WORK/evil"
+	other_root
+	run -65 --separate-stderr env SBX_ROOT="$HOST_B" sbx-snap pull --store "$STORE" "$snap"
+	[[ $stderr == *"damaged"* ]]
+	run -0 env SBX_ROOT="$HOST_B" sbx-snap list
+	[ -z "$output" ]
+	[ -z "$(ls -A "$HOST_B/layers")" ]
+	run -65 env SBX_ROOT="$HOST_B" sbx-fork --store "$STORE" "$snap"
+	[ -z "$(SBX_ROOT=$HOST_B sbx-ls -q)" ]
+	# Damaged metadata is refused as well, naming the object.
+	printf 'snapshot_id: %s\nlayers: nope\n' "$snap" > "$WORK/meta"
+	BODY_SHA=$(sha256sum "$WORK/meta" | cut -d' ' -f1) run -0 s3curl PUT \
+		"$BUCKET/team/a/snapshots/$snap.yaml" -T "$WORK/meta"
+	run -65 --separate-stderr env SBX_ROOT="$HOST_B" sbx-snap pull --store "$STORE" "$snap"
+	[[ $stderr == *"snapshots/$snap.yaml"* ]]
+}
+
+@test "a push killed at each step leaves no visible snapshot; a truncated multipart upload is aborted by gc" {
+	s3_init
+	sandbox_with "killed" 12
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	other_root
+	for point in s3-part push-layer push-layers-done; do
+		run -137 env SBX_S3_PART_MB=5 SBX_TEST_CRASH_AT=$point sbx-snap push --store "$STORE" "$snap"
+		run -0 sbx-snap list --store "$STORE"
+		[ -z "$output" ]
+		run -66 env SBX_ROOT="$HOST_B" sbx-snap pull --store "$STORE" "$snap"
+	done
+	# The upload cut after its first part is still open on the server ...
+	run -0 s3curl GET "$BUCKET?prefix=team%2Fa%2F&uploads="
+	[[ $output == *"<UploadId>"* ]]
+	# ... until retention aborts it (begun before the sweep: the server's
+	# clock counts whole seconds).
+	sleep 1
+	run -0 sbx-gc --store "$STORE" --grace 0
+	[[ $output == *"removed upload"* ]]
+	run -0 s3curl GET "$BUCKET?prefix=team%2Fa%2F&uploads="
+	[[ $output != *"<UploadId>"* ]]
+	# And the push completes when let be.
+	run -0 env SBX_S3_PART_MB=5 sbx-snap push --store "$STORE" "$snap"
+	run -0 env SBX_ROOT="$HOST_B" sbx-snap pull --store "$STORE" "$snap"
+}
+
+@test "pushes killed at random moments never leave a snapshot visible but incomplete" {
+	s3_init
+	sandbox_with "random kills" 1
+	other_root
+	for round in 1 2 3 4 5 6 7 8; do
+		run -0 sbx-run "$ID" -- sh -c "head -c 6M /dev/urandom > /root/r$round"
+		run -0 sbx-snap create "$ID"
+		snap=$output
+		delay=$(awk -v r="$RANDOM" 'BEGIN { printf "%.3f", 0.01 + (r % 300) / 1000 }')
+		run env SBX_S3_PART_MB=5 timeout -s KILL "$delay" sbx-snap push --store "$STORE" "$snap"
+		[ "$status" -eq 0 ] || [ "$status" -eq 137 ]
+		# Whatever is visible is whole: every listed snapshot pulls and verifies.
+		run -0 sbx-snap list --store "$STORE"
+		for s in $output; do
+			run -0 env SBX_ROOT="$HOST_B" sbx-snap pull --store "$STORE" "$s"
+			run -0 env SBX_ROOT="$HOST_B" sbx-snap verify "$s"
+		done
+	done
+}
+
+@test "retention on the bucket keeps what kept snapshots need and removes the rest" {
+	s3_init
+	sandbox_with "old lineage" 1
+	old_box=$ID
+	run -0 sbx-snap create "$old_box"
+	old=$output
+	run -0 sbx-snap push --store "$STORE" "$old"
+	old_layer=$(s3keys team/a/layers/)
+	sleep 4
+	sandbox_with "chain" 1
+	run -0 sbx-snap create "$ID"
+	c1=$output
+	run -0 sbx-run "$ID" -- sh -c 'echo second > /root/second'
+	run -0 sbx-snap create "$ID"
+	c2=$output
+	run -0 sbx-snap push --store "$STORE" "$c1"
+	run -0 sbx-snap push --store "$STORE" "$c2"
+	# Snapshots younger than 3 s stay: the old lineage goes, with its layer.
+	run -0 sbx-gc --store "$STORE" --max-age 3s --grace 0 -n
+	[[ $output == *"would remove snapshot $old"* ]]
+	[[ $output != *"$c1"* && $output != *"$c2"* ]]
+	run -0 s3keys team/a/snapshots/
+	[ "$(wc -l <<<"$output")" -eq 3 ]
+	run -0 sbx-gc --store "$STORE" --max-age 3s --grace 0
+	run -0 s3keys team/a/layers/
+	[[ $output != *"$old_layer"* ]]
+	[ "$(wc -l <<<"$output")" -eq 2 ]
+	# Keeping the newest of the lineage keeps the snapshot it stacks on (c2 is
+	# a diff on c1's full layer): nothing more goes.
+	run -0 sbx-gc --store "$STORE" --keep-last 1 --grace 0
+	[ -z "$output" ]
+	run -0 sbx-snap list --store "$STORE"
+	[ "$output" = "$c1
+$c2" ]
+	run -0 s3keys team/a/layers/
+	[ "$(wc -l <<<"$output")" -eq 2 ]
+	other_root
+	run -0 env SBX_ROOT="$HOST_B" sbx-fork --store "$STORE" "$c2"
+	run -0 env SBX_ROOT="$HOST_B" sbx-run "$output" -- cat /root/note /root/second
+	[ "$output" = "chain
+second" ]
+}
+
+@test "retention never deletes a layer uploaded after its sweep began" {
+	s3_init
+	sandbox_with "swept" 1
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	run -0 sbx-snap push --store "$STORE" "$snap"
+	run -0 s3curl DELETE "$BUCKET/team/a/snapshots/$snap.yaml"
+	sleep 1
+	# The sweep pauses after listing; meanwhile another host uploads a layer
+	# whose metadata is not written yet.
+	env SBX_TEST_PAUSE_AT="remote-gc-listed:$WORK/go" sbx-gc --store "$STORE" --grace 0 \
+		> "$WORK/gc.out" 2>&1 &
+	gc=$!
+	TEST_PIDS+=("$gc")
+	for _ in $(seq 100); do
+		[ -e "$WORK/go.paused" ] && break
+		sleep 0.1
+	done
+	[ -e "$WORK/go.paused" ]
+	echo fresh > "$WORK/fresh"
+	fresh=$(sha256sum "$WORK/fresh" | cut -d' ' -f1)
+	BODY_SHA=$fresh run -0 s3curl PUT "$BUCKET/team/a/layers/sha256/$fresh" -T "$WORK/fresh"
+	touch "$WORK/go"
+	wait "$gc"
+	run -0 s3keys team/a/layers/
+	[ "$output" = "team/a/layers/sha256/$fresh" ]
+	grep -q "removed layer" "$WORK/gc.out"
+}
+
+@test "transient failures are retried: connections reset, 503 SlowDown; a dead endpoint gives up in time" {
+	s3_init
+	sandbox_with "retried" 1
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	for mode in reset 503; do
+		python3 "$BATS_TEST_DIRNAME/s3/proxy.py" "$mode" 2 "$SBX_S3_PORT" "$WORK/port" \
+			"$WORK/count" &
+		TEST_PIDS+=($!)
+		for _ in $(seq 50); do
+			[ -s "$WORK/port" ] && break
+			sleep 0.1
+		done
+		run -0 env AWS_ENDPOINT_URL="http://127.0.0.1:$(cat "$WORK/port")" \
+			sbx-snap push --store "$STORE" "$snap"
+		[ "$(cat "$WORK/count")" -gt 2 ]
+		rm -f "$WORK/port" "$WORK/count"
+	done
+	run -0 sbx-snap list --store "$STORE"
+	[ "$output" = "$snap" ]
+	dead=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	start=$SECONDS
+	run -74 --separate-stderr env AWS_ENDPOINT_URL="http://127.0.0.1:$dead" SBX_S3_RETRY_S=2 \
+		sbx-snap list --store "$STORE"
+	[[ $stderr == *"gave up after"* ]]
+	[ $((SECONDS - start)) -lt 10 ]
+}
+
+@test "a terminal gets a progress bar for pushes and pulls; a pipe gets none" {
+	s3_init
+	command -v script >/dev/null || skip "script(1) is not installed"
+	sandbox_with "progress" 8
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	run -0 sbx-snap push --store "$STORE" "$snap"
+	[ "$output" = "$snap" ]
+	run -0 s3curl DELETE "$BUCKET/team/a/snapshots/$snap.yaml"
+	run -0 s3keys team/a/layers/
+	run -0 s3curl DELETE "$BUCKET/$output"
+	run -0 env -u SBX_NO_PROGRESS script -qec "sbx-snap push --store $STORE $snap" /dev/null
+	[[ $output == *"push sha256:"*"MiB"*"/s"* ]]
+	other_root
+	run -0 env -u SBX_NO_PROGRESS SBX_ROOT="$HOST_B" script -qec \
+		"sbx-snap pull --store $STORE $snap" /dev/null
+	[[ $output == *"pull sha256:"*"MiB"* ]]
+	# In a pipe: the ID and nothing else.
+	run -0 --separate-stderr env -u SBX_NO_PROGRESS sbx-snap push --store "$STORE" "$snap"
+	[ -z "$stderr" ]
+}
+
+@test "a sandbox whose manifest names an s3 store pushes its snapshots there" {
+	s3_init
+	provision <<EOF
+read_only_root: false
+snapshot:
+  storage_backend: $STORE
+EOF
+	assert_confined "$ID"
+	run -0 sbx-run "$ID" -- sh -c 'echo auto > /root/note'
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	run -0 sbx-snap list --store "$STORE"
+	[ "$output" = "$snap" ]
+	# Checked at provision: the URL's syntax (65) and the credentials (77).
+	run -65 sbx-provision <<<'snapshot: {storage_backend: "s3://Bad_Bucket/x"}'
+	run -65 sbx-provision <<<'snapshot: {storage_backend: "ftp://host/x"}'
+	run -77 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$WORK" sbx-provision <<EOF
+snapshot: {storage_backend: "$STORE"}
+EOF
+	[ "$(sbx-ls -q)" = "$ID" ]
+}
+
+@test "usage: push and pull need --store; --store must be s3://" {
+	run -64 sbx-snap push snap-00000000
+	run -64 sbx-snap pull --store "file:///tmp/x" snap-00000000
+	run -64 sbx-fork --store "/tmp/x" snap-00000000
+	run -64 sbx-gc --store "http://x" --keep-last 1
+	run -64 sbx-gc --grace 5m
+	run -64 sbx-snap inspect --store s3://bucket/x snap-00000000
+}
