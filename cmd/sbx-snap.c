@@ -18,7 +18,7 @@ usage(int code)
 	    "       sbx-snap list [--store URL] [-o yaml|json]\n"
 	    "       sbx-snap inspect [-o yaml|json] [SNAP | -]\n"
 	    "       sbx-snap verify SNAP...\n"
-	    "       sbx-snap remove SNAP...\n"
+	    "       sbx-snap remove [--store URL] SNAP...\n"
 	    "       sbx-snap restore [--id SANDBOX] [--store URL] [SNAP | -]\n"
 	    "       sbx-snap export [-f FILE] [SNAP | -]\n"
 	    "       sbx-snap import [FILE | -]\n"
@@ -110,7 +110,7 @@ main(int argc, char *argv[])
 	    strcmp(verb, "restore") != 0))
 		usage(SBX_EX_USAGE);
 	if (url && strcmp(verb, "list") && strcmp(verb, "restore") && strcmp(verb, "push") &&
-	    strcmp(verb, "pull"))
+	    strcmp(verb, "pull") && strcmp(verb, "remove"))
 		usage(SBX_EX_USAGE);
 	if (url == NULL && (strcmp(verb, "push") == 0 || strcmp(verb, "pull") == 0))
 		errx(SBX_EX_USAGE, "%s: --store URL is required", verb);
@@ -164,7 +164,8 @@ main(int argc, char *argv[])
 			usage(SBX_EX_USAGE);
 		for (i = 0; i < argc; i++) {
 			if (sbx_id_check(argv[i], &e) == -1 || (verify ?
-			    sbx_snapshot_verify(&store, argv[i], &e) :
+			    sbx_snapshot_verify(&store, argv[i], &e) : url ?
+			    sbx_remote_remove(url, argv[i], &e) :
 			    sbx_snapshot_remove(&store, argv[i], &e)) == -1) {
 				warnx("%s: %s", argv[i], e.msg);
 				if (rc == 0 || (rc == SBX_EX_NO && e.code != SBX_EX_NO))

@@ -292,6 +292,24 @@ sbx_remote_ensure(const struct sbx_store *s, const char *url, const char *id,
 	return sbx_remote_pull(s, url, id, e);
 }
 
+int
+sbx_remote_remove(const char *url, const char *id, struct sbx_err *e)
+{
+	struct sbx_s3 c;
+	char key[128];
+	int r;
+
+	if (sbx_id_check(id, e) == -1 || sbx_s3_open(&c, url, e) == -1)
+		return -1;
+	meta_key(key, sizeof key, id);
+	if ((r = sbx_s3_head(&c, key, NULL, e)) == 0)
+		r = sbx_err_set(e, SBX_EX_NOINPUT, "no such snapshot in %s", url);
+	else if (r == 1)
+		r = sbx_s3_delete(&c, key, e);
+	sbx_s3_close(&c);
+	return r;
+}
+
 /* Listing */
 
 struct names {
