@@ -102,6 +102,7 @@ build/man/%: man/%.scd
 
 deps:
 	@contrib/install-deps.sh
+	@contrib/install-deps.sh s3
 
 # The whole suite: C unit tests, then the bats files; the last line is the summary.
 check: deps
@@ -134,7 +135,8 @@ lint:
 			-c -o /dev/null $$f || exit 1; \
 	done
 	shellcheck tests/run tests/helpers.bash tests/*.bats tests/bench/run tests/hostile/*.sh \
-		contrib/*.sh .ci/run \
+		tests/s3/*.sh tests/s3/lib.bash tests/slurm/*.sh contrib/*.sh contrib/scale-out/*.sbatch \
+		.ci/run \
 		completions/sbx.bash
 	bash -n completions/sbx.bash
 	zsh -n completions/_sbx

@@ -16,11 +16,11 @@ _sbx_prog() {
 	case $prog in
 	sbx-provision) opts="-n --dry-run --no-watchdog -o --output -c --correlation-id -h --help -V --version" ;;
 	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -c --correlation-id -h --help -V --version" ;;
-	sbx-snap) opts="--id -o --output -f --file -c --correlation-id -h --help -V --version" ;;
-	sbx-fork) opts="-n --count --id --select -o --output -c --correlation-id -h --help -V --version" ;;
+	sbx-snap) opts="--id --store -o --output -f --file -c --correlation-id -h --help -V --version" ;;
+	sbx-fork) opts="-n --count --id --select --store -o --output -c --correlation-id -h --help -V --version" ;;
 	sbx-inspect) opts="-o --output -h --help -V --version" ;;
 	sbx-ls) opts="-s --snapshots -q --quiet -o --output -h --help -V --version" ;;
-	sbx-gc) opts="-n --dry-run --keep-last --max-age --verify-audit -c --correlation-id -h --help -V --version" ;;
+	sbx-gc) opts="-n --dry-run --keep-last --max-age --store --grace --verify-audit -c --correlation-id -h --help -V --version" ;;
 	sbx-watchdog) opts="--all --once -i --interval -h --help -V --version" ;;
 	sbx-pause) opts="-r --resume -c --correlation-id -h --help -V --version" ;;
 	esac
@@ -38,7 +38,7 @@ _sbx_prog() {
 		_sbx_ids "$cur"
 		return ;;
 	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id | -i | --interval | \
-	    --id | -n | --count | --keep-last | --max-age)
+	    --id | -n | --count | --keep-last | --max-age | --store | --grace)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
@@ -53,16 +53,16 @@ _sbx_prog() {
 		local verb
 		for verb in "${COMP_WORDS[@]:1}"; do
 			case $verb in
-			list | inspect | verify | remove | restore | export | import | create) break ;;
+			list | inspect | verify | remove | restore | export | import | create | push | pull) break ;;
 			esac
 			verb=
 		done
 		case $verb in
-		"") COMPREPLY=($(compgen -W "create list inspect verify remove restore export import" -- "$cur"))
+		"") COMPREPLY=($(compgen -W "create list inspect verify remove restore export import push pull" -- "$cur"))
 			_sbx_ids "$cur" ;;
 		create) _sbx_ids "$cur" ;;
 		import) COMPREPLY=($(compgen -f -- "$cur")) ;;
-		list) ;;
+		list | pull) ;;
 		*) _sbx_snaps "$cur" ;;
 		esac ;;
 	esac
