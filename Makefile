@@ -116,6 +116,7 @@ demo: deps
 
 bench: deps
 	@contrib/install-deps.sh bench
+	@contrib/install-deps.sh s3
 	@$(MAKE) --no-print-directory all $(B)/bench/floor
 	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_FLOOR=$(CURDIR)/$(B)/bench/floor tests/bench/run
 

@@ -371,9 +371,10 @@ cmp_snap(const void *a, const void *b)
 	return c ? c : strcmp(x->snapshot_id, y->snapshot_id);
 }
 
-/* Every snapshot of the store that parses; those that do not are left alone. */
+/* Every snapshot of the store. Metadata that does not parse is skipped, or
+ * with strict (retention, which must know every layer still named) an error. */
 static int
-load_set(struct sbx_s3 *c, struct sbx_snap_set *a, struct sbx_err *e)
+load_set(struct sbx_s3 *c, struct sbx_snap_set *a, int strict, struct sbx_err *e)
 {
 	struct names keys = { 0 };
 	size_t i;
@@ -402,7 +403,11 @@ load_set(struct sbx_s3 *c, struct sbx_snap_set *a, struct sbx_err *e)
 			continue;
 		if (fetch_meta(c, id, &a->v[a->n], e) == 0) {
 			a->n++;
-		} else if (e && e->code != SBX_EX_DATAERR && e->code != SBX_EX_NOINPUT) {
+		} else if (e && (strict ? e->code != SBX_EX_NOINPUT : e->code != SBX_EX_DATAERR &&
+		    e->code != SBX_EX_NOINPUT)) {
+			if (strict && e->code == SBX_EX_DATAERR)
+				sbx_err_prefix(e, "no layer is deleted while a snapshot's metadata "
+				    "cannot be read (remove it with sbx-snap remove --store)");
 			names_free(&keys);
 			sbx_snap_set_free(a);
 			return -1;
@@ -423,7 +428,7 @@ sbx_remote_list(const char *url, struct sbx_snap_set *out, struct sbx_err *e)
 	memset(out, 0, sizeof *out);
 	if (sbx_s3_open(&c, url, e) == -1)
 		return -1;
-	r = load_set(&c, out, e);
+	r = load_set(&c, out, 0, e);
 	sbx_s3_close(&c);
 	return r;
 }
@@ -453,7 +458,7 @@ sbx_remote_retain(const struct sbx_store *s, const char *url, long long keep_las
 	}
 	start = c.server_time > 0 ? c.server_time : sbx_realtime();
 	sbx_pause_point("remote-gc-listed");
-	if (load_set(&c, &a, e) == -1) {
+	if (load_set(&c, &a, 1, e) == -1) {
 		sbx_s3_close(&c);
 		names_free(&layers);
 		return -1;

@@ -131,6 +131,16 @@ teardown_file() {
 		"$BUCKET/team/a/snapshots/$snap.yaml" -T "$WORK/meta"
 	run -65 --separate-stderr env SBX_ROOT="$HOST_B" sbx-snap pull --store "$STORE" "$snap"
 	[[ $stderr == *"snapshots/$snap.yaml"* ]]
+	# Retention will not guess what unreadable metadata names: it deletes nothing.
+	run -65 --separate-stderr sbx-gc --store "$STORE" --grace 0
+	[[ $stderr == *"cannot be read"* ]]
+	run -0 s3keys team/a/layers/
+	[ "$output" = "$key" ]
+	# The listing leaves it out; removing it by ID works.
+	run -0 sbx-snap list --store "$STORE"
+	[ -z "$output" ]
+	run -0 sbx-snap remove --store "$STORE" "$snap"
+	run -66 sbx-snap remove --store "$STORE" "$snap"
 }
 
 @test "a push killed at each step leaves no visible snapshot; a truncated multipart upload is aborted by gc" {
