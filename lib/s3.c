@@ -618,6 +618,25 @@ struct req {
 	int body;                    /* x carries a body to send */
 };
 
+/* Typed wrappers of the variadic curl_easy_setopt (one place for each kind). */
+static void
+set_long(CURL *c, CURLoption o, long v)
+{
+	curl_easy_setopt(c, o, v);
+}
+
+static void
+set_off(CURL *c, CURLoption o, curl_off_t v)
+{
+	curl_easy_setopt(c, o, v);
+}
+
+static void
+set_ptr(CURL *c, CURLoption o, const void *v)
+{
+	curl_easy_setopt(c, o, v);
+}
+
 static int
 attempt(struct sbx_s3 *s, const struct req *r, struct xfer *x, CURLcode *rc, char *errbuf)
 {
@@ -648,51 +667,51 @@ attempt(struct sbx_s3 *s, const struct req *r, struct xfer *x, CURLcode *rc, cha
 		if (curl_slist_append(h, r->headers[i]) == NULL)
 			goto out;
 	snprintf(line, sizeof line, "aws:amz:%s:s3", s->region);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, line);
-	curl_easy_setopt(c, CURLOPT_USERNAME, s->access);
-	curl_easy_setopt(c, CURLOPT_PASSWORD, s->secret);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 30L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024);
-	curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 1024L * 1024);
+	set_ptr(c, CURLOPT_URL, url);
+	set_ptr(c, CURLOPT_AWS_SIGV4, line);
+	set_ptr(c, CURLOPT_USERNAME, s->access);
+	set_ptr(c, CURLOPT_PASSWORD, s->secret);
+	set_ptr(c, CURLOPT_HTTPHEADER, h);
+	set_ptr(c, CURLOPT_ERRORBUFFER, errbuf);
+	set_long(c, CURLOPT_NOSIGNAL, 1L);
+	set_long(c, CURLOPT_CONNECTTIMEOUT, 10L);
+	set_long(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	set_long(c, CURLOPT_LOW_SPEED_TIME, 30L);
+	set_ptr(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	set_long(c, CURLOPT_BUFFERSIZE, 256L * 1024);
+	set_long(c, CURLOPT_UPLOAD_BUFFERSIZE, 1024L * 1024);
 	if (s->ca)
-		curl_easy_setopt(c, CURLOPT_CAINFO, s->ca);
+		set_ptr(c, CURLOPT_CAINFO, s->ca);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+	set_ptr(c, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
+	set_ptr(c, CURLOPT_HEADERDATA, x);
 	if (x->prog) {
-		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+		set_long(c, CURLOPT_NOPROGRESS, 0L);
 		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
+		set_ptr(c, CURLOPT_XFERINFODATA, x);
 	}
 	if (r->body) {
 		curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-		curl_easy_setopt(c, CURLOPT_READDATA, x);
+		set_ptr(c, CURLOPT_READDATA, x);
 		curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
-		curl_easy_setopt(c, CURLOPT_SEEKDATA, x);
+		set_ptr(c, CURLOPT_SEEKDATA, x);
 	}
 	if (strcmp(r->method, "HEAD") == 0) {
-		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+		set_long(c, CURLOPT_NOBODY, 1L);
 	} else if (strcmp(r->method, "PUT") == 0) {
-		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)(r->body ? x->src_len : 0));
+		set_long(c, CURLOPT_UPLOAD, 1L);
+		set_off(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)(r->body ? x->src_len : 0));
 		if (!r->body)
 			curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-		curl_easy_setopt(c, CURLOPT_READDATA, x);
+		set_ptr(c, CURLOPT_READDATA, x);
 	} else if (strcmp(r->method, "POST") == 0) {
-		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(r->body ? x->src_len : 0));
+		set_long(c, CURLOPT_POST, 1L);
+		set_off(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(r->body ? x->src_len : 0));
 		if (!r->body)
-			curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+			set_ptr(c, CURLOPT_POSTFIELDS, "");
 	} else if (strcmp(r->method, "GET") != 0) {
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
+		set_ptr(c, CURLOPT_CUSTOMREQUEST, r->method);
 	}
 	*rc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
@@ -791,9 +810,13 @@ xfer_init(struct xfer *x)
 static int
 full_key(const struct sbx_s3 *s, const char *key, char *buf, size_t size, struct sbx_err *e)
 {
-	if (!key_ok(key))
-		return sbx_err_set(e, SBX_EX_SOFTWARE, "bad object key '%s'", key);
-	return sbx_path(buf, size, e, "%s%s", s->prefix, key);
+	if (!key_ok(key)) {
+		sbx_err_set(e, SBX_EX_SOFTWARE, "bad object key '%s'", key);
+		return -1;
+	}
+	if (sbx_path(buf, size, e, "%s%s", s->prefix, key) == -1)
+		return -1;
+	return 0;
 }
 
 int
