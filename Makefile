@@ -13,8 +13,8 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 SBX_CFLAGS := -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -Ilib \
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wno-format-truncation \
-	-fstack-protector-strong -fstack-clash-protection -fPIE
-SBX_LDFLAGS := -pie -Wl,-z,relro,-z,now,-z,noexecstack
+	-fstack-protector-strong -fstack-clash-protection -fPIE -pthread
+SBX_LDFLAGS := -pthread -pie -Wl,-z,relro,-z,now,-z,noexecstack
 LIBS := -lyaml -lseccomp -lcap -lm
 
 ifeq ($(SANITIZE),1)

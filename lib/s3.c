@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* S3 client: see s3.h. */
 #include <ctype.h>
+#include <pthread.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +19,9 @@
 #define ERR_BODY_MAX (64 * 1024)
 #define EMPTY_SHA "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define PART_MIN (5LL << 20)        /* S3's smallest part (but the last) */
-#define PART_DEFAULT (64LL << 20)
+#define PART_DEFAULT (32LL << 20)
 #define MAX_PARTS 10000
+#define FLUSH_EVERY (8LL << 20)
 
 static int
 oom(struct sbx_err *e)
@@ -229,6 +232,16 @@ config(struct sbx_s3 *s, struct sbx_err *e)
 			return sbx_err_set(e, SBX_EX_DATAERR, "SBX_S3_PART_MB '%s': 5 to 5120", v);
 		s->part_size = mb << 20;
 	}
+	s->workers = 4;
+	if ((v = getenv("SBX_S3_PARALLEL")) != NULL && *v) {
+		char *end;
+		long n = strtol(v, &end, 10);
+
+		if (*end || n < 1 || n > SBX_S3_MAX_WORKERS)
+			return sbx_err_set(e, SBX_EX_DATAERR, "SBX_S3_PARALLEL '%s': 1 to %d", v,
+			    SBX_S3_MAX_WORKERS);
+		s->workers = (int)n;
+	}
 	return 0;
 }
 
@@ -359,9 +372,10 @@ sbx_xml_text(const char *xml, const char *tag, char *out, size_t size)
 
 struct prog {
 	const char *label;
-	long long total, base;
+	long long total, base;     /* base: bytes of the parts that are done */
 	double t0, last;
 	int drawn;
+	pthread_mutex_t mu;        /* parts go up from several threads */
 };
 
 struct xfer {
@@ -371,7 +385,7 @@ struct xfer {
 	long long src_off, src_len, src_pos;
 	/* what comes back: into fd (hashed) when 2xx and dst_fd >= 0, else memory */
 	int dst_fd;
-	long long dst_start, max, got;
+	long long dst_start, max, got, flushed;
 	struct sbx_sha256 sha;
 	char *mem;
 	size_t mem_len, mem_max;
@@ -380,6 +394,8 @@ struct xfer {
 	long status;
 	char etag[128];
 	struct prog *prog;
+	long long prog_seen;       /* bytes of this request the bar has counted */
+	struct hasher *hz;         /* hashes what goes to dst_fd, or NULL: this thread */
 	struct sbx_s3 *s3;
 };
 
@@ -422,12 +438,103 @@ on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
     curl_off_t ulnow)
 {
 	struct xfer *x = ctx;
+	long long now = ulnow > dlnow ? ulnow : dlnow;
 
 	(void)dltotal;
 	(void)ultotal;
-	if (x->prog)
-		prog_draw(x->prog, x->prog->base + (ulnow > dlnow ? ulnow : dlnow), 0);
+	if (x->prog && now != x->prog_seen) {
+		pthread_mutex_lock(&x->prog->mu);
+		x->prog->base += now - x->prog_seen;
+		x->prog_seen = now;
+		prog_draw(x->prog, x->prog->base, 0);
+		pthread_mutex_unlock(&x->prog->mu);
+	}
 	return 0;
+}
+
+/*
+ * A download's SHA-256, computed by a thread of its own that reads the file
+ * back (from the page cache) as it grows: the hash then costs no time on the
+ * connection's thread. One per attempt: started before it, joined after.
+ */
+struct hasher {
+	pthread_t t;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int fd, done, failed, running;
+	long long start, avail, hashed;
+	struct sbx_sha256 sha;
+};
+
+static void *
+hash_main(void *arg)
+{
+	struct hasher *h = arg;
+	static const long long chunk = 1 << 20;
+	char *buf = malloc((size_t)chunk);
+
+	if (buf == NULL) {
+		h->failed = 1;
+		return NULL;
+	}
+	for (;;) {
+		long long avail, n;
+		ssize_t k;
+		int done;
+
+		pthread_mutex_lock(&h->mu);
+		while (h->hashed == h->avail && !h->done)
+			pthread_cond_wait(&h->cv, &h->mu);
+		avail = h->avail;
+		done = h->done;
+		pthread_mutex_unlock(&h->mu);
+		if (h->hashed == avail && done)
+			break;
+		n = avail - h->hashed < chunk ? avail - h->hashed : chunk;
+		if ((k = pread(h->fd, buf, (size_t)n, h->start + h->hashed)) <= 0) {
+			h->failed = 1;
+			break;
+		}
+		sbx_sha256_update(&h->sha, buf, (size_t)k);
+		h->hashed += k;
+	}
+	free(buf);
+	return NULL;
+}
+
+static void
+hasher_start(struct hasher *h, int fd, long long start)
+{
+	h->fd = fd;
+	h->start = start;
+	h->avail = h->hashed = 0;
+	h->done = h->failed = 0;
+	sbx_sha256_init(&h->sha);
+	h->running = pthread_create(&h->t, NULL, hash_main, h) == 0;
+}
+
+static void
+hasher_publish(struct hasher *h, long long avail)
+{
+	pthread_mutex_lock(&h->mu);
+	h->avail = avail;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* 0 when the hash covers all that was written. */
+static int
+hasher_stop(struct hasher *h)
+{
+	if (!h->running)
+		return -1;
+	pthread_mutex_lock(&h->mu);
+	h->done = 1;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	pthread_join(h->t, NULL);
+	h->running = 0;
+	return h->failed || h->hashed != h->avail ? -1 : 0;
 }
 
 static size_t
@@ -478,8 +585,18 @@ on_write(char *buf, size_t size, size_t nmemb, void *ctx)
 		}
 		if (sbx_write_all(x->dst_fd, buf, n) == -1)
 			return 0;
-		sbx_sha256_update(&x->sha, buf, n);
 		x->got += (long long)n;
+		if (x->hz)
+			hasher_publish(x->hz, x->got);
+		else
+			sbx_sha256_update(&x->sha, buf, n);
+		/* Start writing back what has come so far, so that the fsync the
+		 * caller makes at the end has little left to wait for. */
+		if (x->got - x->flushed >= FLUSH_EVERY) {
+			sync_file_range(x->dst_fd, x->dst_start + x->flushed, x->got - x->flushed,
+			    SYNC_FILE_RANGE_WRITE);
+			x->flushed = x->got;
+		}
 		return n;
 	}
 	if (x->mem_len + n > (code / 100 == 2 ? x->mem_max : ERR_BODY_MAX)) {
@@ -727,12 +844,20 @@ xfer_rewind(struct xfer *x)
 {
 	x->src_pos = 0;
 	x->got = 0;
+	x->flushed = 0;
 	x->mem_len = 0;
 	if (x->mem)
 		x->mem[0] = '\0';
 	x->too_big = 0;
 	x->status = 0;
 	x->etag[0] = '\0';
+	if (x->prog && x->prog_seen) {
+		/* a retry: what this attempt sent or got is sent or got again */
+		pthread_mutex_lock(&x->prog->mu);
+		x->prog->base -= x->prog_seen;
+		pthread_mutex_unlock(&x->prog->mu);
+		x->prog_seen = 0;
+	}
 	sbx_sha256_init(&x->sha);
 	if (x->dst_fd >= 0) {
 		if (ftruncate(x->dst_fd, x->dst_start) == -1) { /* checked by the write that follows */
@@ -761,8 +886,16 @@ request(struct sbx_s3 *s, const struct req *r, struct xfer *x, struct sbx_err *e
 		errbuf[0] = '\0';
 		xfer_rewind(x);
 		tries++;
-		if (attempt(s, r, x, &rc, errbuf) == -1)
+		if (x->hz)
+			hasher_start(x->hz, x->dst_fd, x->dst_start);
+		if (attempt(s, r, x, &rc, errbuf) == -1) {
+			if (x->hz)
+				hasher_stop(x->hz);
 			return oom(e);
+		}
+		if (x->hz && hasher_stop(x->hz) == -1 && rc == CURLE_OK && x->status / 100 == 2)
+			return sbx_err_set(e, SBX_EX_IOERR, "%s: %s: cannot read back what was "
+			    "written", s->url, r->fullkey);
 		code[0] = msg[0] = '\0';
 		if (x->mem && x->status / 100 != 2) {
 			sbx_xml_text(x->mem, "Code", code, sizeof code);
@@ -873,7 +1006,8 @@ sbx_s3_get_file(struct sbx_s3 *s, const char *key, int fd, long long max, char h
     long long *size, const char *label, struct sbx_err *e)
 {
 	struct req r = { .method = "GET" };
-	struct prog p = { .label = label, .total = max };
+	struct prog p = { .label = label, .total = max, .mu = PTHREAD_MUTEX_INITIALIZER };
+	struct hasher hz = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 	unsigned char d[32];
 	struct xfer x;
 	char k[1200];
@@ -891,7 +1025,10 @@ sbx_s3_get_file(struct sbx_s3 *s, const char *key, int fd, long long max, char h
 		p.t0 = sbx_monotonic();
 		x.prog = &p;
 	}
+	x.hz = &hz;
 	rv = request(s, &r, &x, e);
+	pthread_mutex_destroy(&hz.mu);
+	pthread_cond_destroy(&hz.cv);
 	if (rv == 0 && x.prog)
 		prog_draw(&p, x.got, 1);
 	else if (x.prog && p.drawn)
@@ -899,7 +1036,7 @@ sbx_s3_get_file(struct sbx_s3 *s, const char *key, int fd, long long max, char h
 	free(x.mem);
 	if (rv == -1)
 		return -1;
-	sbx_sha256_final(&x.sha, d);
+	sbx_sha256_final(&hz.sha, d);
 	sbx_hex(d, sizeof d, hex);
 	*size = x.got;
 	return 0;
@@ -953,17 +1090,122 @@ abort_upload(struct sbx_s3 *s, const char *fullkey, const char *upload)
 	free(x.mem);
 }
 
+/* Parts of a multipart upload, shared by the workers that send them. */
+struct parts {
+	struct sbx_s3 *s;
+	const char *fullkey, *enc;
+	int fd;
+	long long size, nparts, next;
+	char (*etags)[128];
+	struct prog *prog;
+	pthread_mutex_t mu;
+	int failed;
+	struct sbx_err err;
+};
+
+/* A part's SHA-256, read from the file (from the page cache, mostly). */
+static int
+part_sha(int fd, long long off, long long n, char hex[65])
+{
+	static const size_t chunk = 1 << 20;
+	unsigned char d[32], *buf = malloc(chunk);
+	struct sbx_sha256 c;
+
+	if (buf == NULL)
+		return -1;
+	sbx_sha256_init(&c);
+	while (n > 0) {
+		ssize_t k = pread(fd, buf, n < (long long)chunk ? (size_t)n : chunk, off);
+
+		if (k <= 0) {
+			free(buf);
+			return -1;
+		}
+		sbx_sha256_update(&c, buf, (size_t)k);
+		off += k;
+		n -= k;
+	}
+	free(buf);
+	sbx_sha256_final(&c, d);
+	sbx_hex(d, sizeof d, hex);
+	return 0;
+}
+
+static void *
+part_worker(void *arg)
+{
+	struct parts *ps = arg;
+	struct sbx_s3 w = *ps->s;   /* the same store, a connection of its own */
+	struct sbx_err e = { 0 };
+	char q[600], sha[65];
+
+	if ((w.curl = curl_easy_init()) == NULL) {
+		sbx_err_set(&e, SBX_EX_OSERR, "out of memory");
+		goto fail;
+	}
+	for (;;) {
+		struct xfer x;
+		long long num, off, n;
+
+		pthread_mutex_lock(&ps->mu);
+		num = ps->failed ? ps->nparts + 1 : ++ps->next;
+		pthread_mutex_unlock(&ps->mu);
+		if (num > ps->nparts)
+			break;
+		off = (num - 1) * w.part_size;
+		n = ps->size - off < w.part_size ? ps->size - off : w.part_size;
+		if (part_sha(ps->fd, off, n, sha) == -1) {
+			sbx_err_sys(&e, SBX_EX_IOERR, "read");
+			goto fail;
+		}
+		xfer_init(&x);
+		x.src_fd = ps->fd;
+		x.src_off = off;
+		x.src_len = n;
+		x.prog = ps->prog;
+		snprintf(q, sizeof q, "partNumber=%lld&uploadId=%s", num, ps->enc);
+		if (put(&w, ps->fullkey, q, &x, sha, NULL, "PUT", &e) == -1) {
+			free(x.mem);
+			goto fail;
+		}
+		free(x.mem);
+		if (x.etag[0] == '\0') {
+			sbx_err_set(&e, SBX_EX_IOERR, "%s: %s: part %lld: no ETag in the answer",
+			    w.url, ps->fullkey, num);
+			goto fail;
+		}
+		pthread_mutex_lock(&ps->mu);
+		snprintf(ps->etags[num - 1], sizeof ps->etags[num - 1], "%s", x.etag);
+		pthread_mutex_unlock(&ps->mu);
+		sbx_crash_point("s3-part");
+	}
+	curl_easy_cleanup(w.curl);
+	return NULL;
+fail:
+	if (w.curl)
+		curl_easy_cleanup(w.curl);
+	pthread_mutex_lock(&ps->mu);
+	if (!ps->failed) {
+		ps->failed = 1;
+		ps->err = e;
+	}
+	pthread_mutex_unlock(&ps->mu);
+	return NULL;
+}
+
 static int
 multipart(struct sbx_s3 *s, const char *fullkey, int fd, long long size, struct prog *p,
     struct sbx_err *e)
 {
 	char upload[300], enc[400], q[600], sha[65];
-	char *part = NULL, *done = NULL;
+	char *done = NULL;
 	size_t done_len = 0;
 	FILE *xml = NULL;
-	long long off, nparts = (size + s->part_size - 1) / s->part_size, num;
+	long long nparts = (size + s->part_size - 1) / s->part_size, num;
+	struct parts ps;
+	pthread_t tids[SBX_S3_MAX_WORKERS];
+	int nt = 0, k, rv = -1;
 	struct xfer x;
-	int rv = -1;
 
 	if (nparts > MAX_PARTS)
 		return sbx_err_set(e, SBX_EX_DATAERR, "%s: %lld bytes is more than %d parts of "
@@ -982,46 +1224,41 @@ multipart(struct sbx_s3 *s, const char *fullkey, int fd, long long size, struct 
 	}
 	free(x.mem);
 	pct(enc, sizeof enc, upload, 0);
-	if ((part = malloc((size_t)s->part_size)) == NULL ||
-	    (xml = open_memstream(&done, &done_len)) == NULL) {
+	memset(&ps, 0, sizeof ps);
+	ps.s = s;
+	ps.fullkey = fullkey;
+	ps.enc = enc;
+	ps.fd = fd;
+	ps.size = size;
+	ps.nparts = nparts;
+	ps.prog = p;
+	if ((ps.etags = calloc((size_t)nparts, sizeof *ps.etags)) == NULL) {
+		oom(e);
+		goto out;
+	}
+	pthread_mutex_init(&ps.mu, NULL);
+	/* Parts go up side by side, each on a connection of its own. */
+	for (k = 0; k < s->workers && k < nparts; k++)
+		if (pthread_create(&tids[nt], NULL, part_worker, &ps) == 0)
+			nt++;
+	if (nt == 0)
+		part_worker(&ps);
+	for (k = 0; k < nt; k++)
+		pthread_join(tids[k], NULL);
+	pthread_mutex_destroy(&ps.mu);
+	if (ps.failed) {
+		if (e)
+			*e = ps.err;
+		goto out;
+	}
+	if ((xml = open_memstream(&done, &done_len)) == NULL) {
 		oom(e);
 		goto out;
 	}
 	fputs("<CompleteMultipartUpload>", xml);
-	for (num = 1, off = 0; off < size; num++, off += s->part_size) {
-		long long n = size - off < s->part_size ? size - off : s->part_size, got = 0;
-
-		while (got < n) {
-			ssize_t k = pread(fd, part + got, (size_t)(n - got), off + got);
-
-			if (k <= 0) {
-				sbx_err_sys(e, SBX_EX_IOERR, "read");
-				goto out;
-			}
-			got += k;
-		}
-		sbx_sha256_hex(part, (size_t)n, sha);
-		xfer_init(&x);
-		x.src = part;
-		x.src_len = n;
-		x.prog = p;
-		snprintf(q, sizeof q, "partNumber=%lld&uploadId=%s", num, enc);
-		if (put(s, fullkey, q, &x, sha, NULL, "PUT", e) == -1) {
-			free(x.mem);
-			goto out;
-		}
-		free(x.mem);
-		if (x.etag[0] == '\0') {
-			sbx_err_set(e, SBX_EX_IOERR, "%s: %s: part %lld: no ETag in the answer",
-			    s->url, fullkey, num);
-			goto out;
-		}
+	for (num = 1; num <= nparts; num++)
 		fprintf(xml, "<Part><PartNumber>%lld</PartNumber><ETag>%s</ETag></Part>", num,
-		    x.etag);
-		if (p)
-			p->base += n;
-		sbx_crash_point("s3-part");
-	}
+		    ps.etags[num - 1]);
 	fputs("</CompleteMultipartUpload>", xml);
 	if (fclose(xml) != 0) {
 		xml = NULL;
@@ -1053,7 +1290,7 @@ out:
 	if (xml)
 		fclose(xml);
 	free(done);
-	free(part);
+	free(ps.etags);
 	if (rv == -1)
 		abort_upload(s, fullkey, upload);
 	return rv;
@@ -1063,7 +1300,7 @@ int
 sbx_s3_put_file(struct sbx_s3 *s, const char *key, int fd, long long size, const char *sha_hex,
     const char *label, struct sbx_err *e)
 {
-	struct prog p = { .label = label, .total = size };
+	struct prog p = { .label = label, .total = size, .mu = PTHREAD_MUTEX_INITIALIZER };
 	struct xfer x;
 	char k[1200];
 	int rv;

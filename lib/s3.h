@@ -11,7 +11,8 @@
  * AWS_DEFAULT_REGION), AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_CA_BUNDLE,
  * and the shared credentials and config files (AWS_SHARED_CREDENTIALS_FILE,
  * AWS_CONFIG_FILE, ~/.aws/...) under AWS_PROFILE. sbx's own knobs:
- * SBX_S3_ADDRESSING (path or virtual), SBX_S3_RETRY_S, SBX_S3_PART_MB.
+ * SBX_S3_ADDRESSING (path or virtual), SBX_S3_RETRY_S, SBX_S3_PART_MB,
+ * SBX_S3_PARALLEL.
  *
  * Keys given to these calls are relative to the store's prefix.
  */
@@ -19,6 +20,8 @@
 #define SBX_S3_H
 
 #include "error.h"
+
+#define SBX_S3_MAX_WORKERS 16
 
 struct sbx_s3 {
 	char *url;                 /* s3://BUCKET[/PREFIX] as given, for messages */
@@ -28,6 +31,7 @@ struct sbx_s3 {
 	int virtual_host;
 	double retry_s;            /* total time transient failures are retried for */
 	long long part_size;       /* multipart above this size */
+	int workers;               /* parts sent at once */
 	int progress;              /* draw a progress bar on stderr */
 	double server_time;        /* the Date of the server's last answer (0: none) */
 	void *curl;

@@ -79,6 +79,10 @@ memstore device bytes = ${SBX_S3_SERVER_BYTES:-4294967296}
 [client.rgw.a]
 rgw frontends = beast endpoint=127.0.0.1:$RGW
 rgw dns name = localhost
+# free the space of deleted objects within seconds, not hours (the benchmark
+# rewrites hundreds of megabytes into an in-memory store)
+rgw gc obj min wait = 1
+rgw gc processor period = 2
 CONF
 cd "$C"
 trap 'stop' EXIT
