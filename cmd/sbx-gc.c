@@ -129,7 +129,7 @@ main(int argc, char *argv[])
 			errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", url);
 		if (sbx_remote_retain(&store, url, keep_last, max_age, grace, dry, report, &dry,
 		    &e) == -1)
-			sbx_die(&e, url);
+			sbx_die(&e, NULL);
 		return sbx_flush_stdout();
 	}
 	if (argc == 0) {

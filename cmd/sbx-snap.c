@@ -136,7 +136,7 @@ main(int argc, char *argv[])
 			struct sbx_snap_set set;
 
 			if (sbx_remote_list(url, &set, &e) == -1)
-				sbx_die(&e, url);
+				sbx_die(&e, NULL);
 			for (k = 0; k < set.n; k++) {
 				if (fmt == SBX_FMT_ID)
 					printf("%s\n", set.v[k].snapshot_id);

@@ -909,11 +909,11 @@ request(struct sbx_s3 *s, const struct req *r, struct xfer *x, struct sbx_err *e
 			    x->dst_fd >= 0 ? x->max : (long long)x->mem_max);
 		transient = rc != CURLE_OK ? transient_curl(rc) : transient_http(x->status, code);
 		if (rc != CURLE_OK)
-			sbx_err_set(e, SBX_EX_IOERR, "%s: %s %s: %s", s->url, r->method, r->fullkey,
-			    errbuf[0] ? errbuf : curl_easy_strerror(rc));
+			sbx_err_set(e, SBX_EX_IOERR, "%s s3://%s/%s: %s", r->method, s->bucket,
+			    r->fullkey, errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		else
 			sbx_err_set(e, transient ? SBX_EX_IOERR : http_code_exit(x->status),
-			    "%s: %s %s: %ld %s%s%s", s->url, r->method, r->fullkey, x->status,
+			    "%s s3://%s/%s: %ld %s%s%s", r->method, s->bucket, r->fullkey, x->status,
 			    code[0] ? code : (x->status == 404 ? "NotFound" :
 			    x->status == 403 ? "Forbidden" : "error"), msg[0] ? ": " : "", msg);
 		if (!transient)

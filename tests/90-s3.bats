@@ -342,3 +342,23 @@ EOF
 	run -64 sbx-gc --grace 5m
 	run -64 sbx-snap inspect --store s3://bucket/x snap-00000000
 }
+
+@test "valgrind: push (multipart), list, pull, refused credentials and retention on a store are clean" {
+	s3_init
+	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	if [ "${SBX_SANITIZE:-}" = 1 ]; then
+		skip "the ASan build is checked by ASan, not valgrind"
+	fi
+	sandbox_with "valgrind" 11
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	printf '#!/bin/sh\nexec valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=99 "$@"\n' > "$WORK/vg"
+	chmod +x "$WORK/vg"
+	vg() { "$WORK/vg" "$@"; }
+	run -0 env SBX_S3_PART_MB=5 "$WORK/vg" sbx-snap push --store "$STORE" "$snap"
+	run -0 vg sbx-snap list --store "$STORE" -o json
+	other_root
+	run -0 env SBX_ROOT="$HOST_B" "$WORK/vg" sbx-snap pull --store "$STORE" "$snap"
+	run -77 env AWS_SECRET_ACCESS_KEY=wrong "$WORK/vg" sbx-snap list --store "$STORE"
+	run -0 vg sbx-gc --store "$STORE" --keep-last 1 --grace 0
+}
