@@ -43,6 +43,10 @@ short_label(char *buf, size_t size, const char *verb, const char *hex)
 	snprintf(buf, size, "%s sha256:%.12s", verb, hex);
 }
 
+static int fetch_meta(struct sbx_s3 *c, const char *id, struct sbx_snapshot *sn,
+    struct sbx_err *e);
+static int same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b);
+
 /* Push */
 
 static int
@@ -90,7 +94,7 @@ sbx_remote_push(const struct sbx_store *s, const char *url, const char *id, int 
 	char key[128], *buf = NULL;
 	size_t len = 0, i, k;
 	long long bytes = 0;
-	int lock, r = -1, n = 0;
+	int lock, r = -1, n = 0, there;
 	FILE *f;
 
 	if ((lock = sbx_snap_lock(s, 0, e)) == -1)
@@ -111,18 +115,38 @@ sbx_remote_push(const struct sbx_store *s, const char *url, const char *id, int 
 			goto out;
 	}
 	sbx_crash_point("push-layers-done");
-	if ((f = open_memstream(&buf, &len)) == NULL) {
-		oom(e);
-		goto out;
-	}
-	k = (size_t)sbx_snapshot_emit(f, &sn, SBX_FMT_YAML);
-	if (fclose(f) != 0 || (int)k == -1) {
-		oom(e);
-		goto out;
-	}
+	/* Snapshot IDs are random, not unique across hosts: never overwrite
+	 * another snapshot's metadata (the same snapshot again is a no-op). */
 	meta_key(key, sizeof key, sn.snapshot_id);
-	if (sbx_s3_put_mem(&c, key, buf, len, e) == -1)
+	if ((there = sbx_s3_head(&c, key, NULL, e)) == 1) {
+		struct sbx_snapshot old;
+
+		if (fetch_meta(&c, sn.snapshot_id, &old, e) == -1)
+			goto out;
+		there = same_layers(&old, &sn);
+		sbx_snapshot_free(&old);
+		if (!there) {
+			sbx_err_set(e, SBX_EX_DATAERR, "%s holds another snapshot named %s", url,
+			    sn.snapshot_id);
+			goto out;
+		}
+	} else if (there == -1) {
 		goto out;
+	} else {
+		int em;
+
+		if ((f = open_memstream(&buf, &len)) == NULL) {
+			oom(e);
+			goto out;
+		}
+		em = sbx_snapshot_emit(f, &sn, SBX_FMT_YAML);
+		if (fclose(f) != 0 || em == -1) {
+			oom(e);
+			goto out;
+		}
+		if (sbx_s3_put_mem(&c, key, buf, len, e) == -1)
+			goto out;
+	}
 	{
 		char d[1200];
 

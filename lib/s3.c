@@ -258,11 +258,15 @@ sbx_s3_open(struct sbx_s3 *s, const char *url, struct sbx_err *e)
 	n = slash ? (size_t)(slash - b) : strlen(b);
 	s->url = strdup(url);
 	s->bucket = strndup(b, n);
-	if (slash && slash[1])
-		s->prefix = slash[strlen(slash) - 1] == '/' ? strdup(slash + 1) :
-		    (asprintf(&s->prefix, "%s/", slash + 1) == -1 ? NULL : s->prefix);
-	else
+	if (slash && slash[1]) {
+		/* The prefix ends in '/': keys are PREFIX/layers/..., PREFIX/snapshots/... */
+		const char *p = slash + 1;
+
+		if (asprintf(&s->prefix, "%s%s", p, p[strlen(p) - 1] == '/' ? "" : "/") == -1)
+			s->prefix = NULL;
+	} else {
 		s->prefix = strdup("");
+	}
 	if (s->url == NULL || s->bucket == NULL || s->prefix == NULL) {
 		sbx_s3_close(s);
 		return oom(e);

@@ -65,6 +65,14 @@ teardown_file() {
 	run -0 sbx-snap push --store "$STORE" "$s2"
 	run -0 s3keys team/a/layers/
 	[ "$(wc -l <<<"$output")" -eq 2 ]
+	# Another host's snapshot under the same ID does not replace it.
+	other_root
+	run -0 env SBX_ROOT="$HOST_B" sbx-provision <<<'read_only_root: false'
+	run -0 env SBX_ROOT="$HOST_B" sbx-run "$output" -- sh -c 'echo other > /root/note'
+	run -0 env SBX_ROOT="$HOST_B" sbx-snap create --id "$s1" "$(SBX_ROOT=$HOST_B sbx-ls -q)"
+	run -65 --separate-stderr env SBX_ROOT="$HOST_B" sbx-snap push --store "$STORE" "$s1"
+	[[ $stderr == *"holds another snapshot named $s1"* ]]
+	run -0 sbx-snap pull --store "$STORE" "$s1"
 }
 
 @test "a wrong secret key fails with the server's 403 code and exit 77; no credentials is 77 too" {
