@@ -93,7 +93,26 @@ ceph-mon -c ceph.conf -i a -f > log/mon.stdout 2>&1 & echo $! > run/mon.pid
 U=$(cat /proc/sys/kernel/random/uuid)
 ID=$(timeout 30 ceph -c ceph.conf osd new "$U")
 ceph-osd -c ceph.conf -i "$ID" --mkfs --osd-uuid "$U" 2>/dev/null
-ceph-osd -c ceph.conf -i "$ID" -f > log/osd.stdout 2>&1 & echo $! > run/osd.pid
+# The OSD sometimes asks the monitor before it has the monitor map (and
+# exits: "wrong fsid"); start it again until the cluster counts it up.
+up=0
+for try in 1 2 3 4 5; do
+	ceph-osd -c ceph.conf -i "$ID" -f >> log/osd.stdout 2>&1 & echo $! > run/osd.pid
+	i=0
+	while [ $i -lt 100 ] && kill -0 "$(cat run/osd.pid)" 2>/dev/null; do
+		if timeout 10 ceph -c ceph.conf osd stat 2>/dev/null | grep -q ' 1 up'; then
+			up=1
+			break
+		fi
+		sleep 0.2
+		i=$((i + 1))
+	done
+	[ $up = 1 ] && break
+	kill "$(cat run/osd.pid)" 2>/dev/null || true
+	wait "$(cat run/osd.pid)" 2>/dev/null || true
+	echo "server.sh: the OSD did not come up (try $try)" >&2
+done
+[ $up = 1 ] || { echo "server.sh: the OSD never came up" >&2; exit 1; }
 radosgw -c ceph.conf -n client.rgw.a -f > log/rgw.stdout 2>&1 & echo $! > run/rgw.pid
 timeout 60 radosgw-admin -c ceph.conf user create --uid=sbx --display-name=sbx \
 	--access-key=SBXACCESSKEY --secret-key=sbxsecret123 >/dev/null
