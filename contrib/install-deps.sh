@@ -6,7 +6,7 @@ pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev libarchive-dev l
 # `install-deps.sh bench`: what make bench compares against
 [ "${1:-}" = bench ] && pkgs="$pkgs bubblewrap hyperfine runc libarchive-tools"
 # `install-deps.sh s3`: a real S3 server (Ceph radosgw) and a scheduler (Slurm) for tests/9*.bats
-[ "${1:-}" = s3 ] && pkgs="$pkgs radosgw ceph-mon ceph-osd ceph-common slurm-wlm munge"
+[ "${1:-}" = s3 ] && pkgs="$pkgs radosgw ceph-mon ceph-osd ceph-common openssl slurm-wlm munge"
 # `install-deps.sh lint`: the static checkers
 [ "${1:-}" = lint ] && pkgs="$pkgs cppcheck clang-tidy shellcheck zsh fish"
 # `install-deps.sh fuzz`: libFuzzer

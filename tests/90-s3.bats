@@ -370,3 +370,20 @@ EOF
 	run -77 env AWS_SECRET_ACCESS_KEY=wrong "$WORK/vg" sbx-snap list --store "$STORE"
 	run -0 vg sbx-gc --store "$STORE" --keep-last 1 --grace 0
 }
+
+@test "HTTPS: the store's certificate is checked; with its CA named in AWS_CA_BUNDLE it works" {
+	s3_init
+	sandbox_with "over TLS" 1
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	run -74 --separate-stderr env AWS_ENDPOINT_URL="https://localhost:$SBX_S3_TLS_PORT" \
+		sbx-snap push --store "$STORE" "$snap"
+	[[ $stderr == *"certificate"* ]]
+	run -0 env AWS_ENDPOINT_URL="https://localhost:$SBX_S3_TLS_PORT" AWS_CA_BUNDLE="$SBX_S3_CA" \
+		sbx-snap push --store "$STORE" "$snap"
+	other_root
+	run -0 env SBX_ROOT="$HOST_B" AWS_ENDPOINT_URL="https://127.0.0.1:$SBX_S3_TLS_PORT" \
+		AWS_CA_BUNDLE="$SBX_S3_CA" sbx-fork --store "$STORE" "$snap"
+	run -0 env SBX_ROOT="$HOST_B" sbx-run "$output" -- cat /root/note
+	[ "$output" = "over TLS" ]
+}

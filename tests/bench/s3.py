@@ -83,6 +83,9 @@ def main():
             t_get.append(timed("curl", "-sSf", *auth, "-H", f"x-amz-content-sha256: {empty}",
                                "-o", got, f"{ep}/{bucket}/curl-object", env=env))
             os.unlink(got)
+        for key in (f"bench/snapshots/{snap}.yaml", f"bench/layers/sha256/{hexd}", "curl-object"):
+            curl("-X", "DELETE", f"{ep}/{bucket}/{key}")
+        curl("-X", "DELETE", f"{ep}/{bucket}")
         sh("sbx-gc", sid, env=env)
         sh("sbx-snap", "remove", snap, env=env)
         sh("sbx-gc", env=env)

@@ -68,7 +68,14 @@ other_root() {
 }
 
 s3_teardown() {
-	local id
+	local id key
+	# The test server keeps objects in memory: empty and remove the bucket.
+	if [ -n "${BUCKET:-}" ]; then
+		for key in $(s3keys ""); do
+			s3curl DELETE "$BUCKET/$key" >/dev/null 2>&1
+		done
+		s3curl DELETE "$BUCKET" >/dev/null 2>&1
+	fi
 	if [ -n "${HOST_B:-}" ]; then
 		for id in $(SBX_ROOT=$HOST_B sbx-ls -q 2>/dev/null); do
 			SBX_ROOT=$HOST_B sbx-gc "$id" >/dev/null 2>&1

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # A real S3 server for the tests: single-node Ceph (one monitor, one memstore
 # OSD, no manager, `auth none` between daemons) with radosgw's S3 API on
-# 127.0.0.1, which checks AWS Signature V4 strictly. Adapted from the recipe in
+# 127.0.0.1 (HTTP, and HTTPS with a certificate of its own), which checks
+# AWS Signature V4 strictly. Adapted from the recipe in
 # the workplace's shared/ref/start-radosgw.sh: free ports, state under DIR.
 #
 #   server.sh start DIR   start it; writes DIR/env (AWS_* variables to source)
@@ -39,12 +40,16 @@ start) ;;
 *) echo "server.sh: unknown command '$cmd'" >&2; exit 64 ;;
 esac
 
-for b in radosgw ceph-mon ceph-osd ceph radosgw-admin ceph-authtool monmaptool; do
+for b in radosgw ceph-mon ceph-osd ceph radosgw-admin ceph-authtool monmaptool openssl; do
 	command -v "$b" >/dev/null || { echo "server.sh: $b is not installed" >&2; exit 69; }
 done
 rm -rf "$C"; mkdir -p "$C/run" "$C/log" "$C/mon.a" "$C/osd.0"
 C=$(cd "$C" && pwd)
-MON=$(free_port); RGW=$(free_port)
+MON=$(free_port); RGW=$(free_port); TLS=$(free_port)
+# HTTPS beside HTTP, with a certificate of our own for localhost and 127.0.0.1
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+	-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+	-keyout "$C/tls.key" -out "$C/tls.crt" 2>/dev/null
 FSID=$(cat /proc/sys/kernel/random/uuid)
 cat > "$C/ceph.conf" <<CONF
 [global]
@@ -77,7 +82,7 @@ osd data = $C/osd.0
 osd objectstore = memstore
 memstore device bytes = ${SBX_S3_SERVER_BYTES:-4294967296}
 [client.rgw.a]
-rgw frontends = beast endpoint=127.0.0.1:$RGW
+rgw frontends = beast endpoint=127.0.0.1:$RGW ssl_endpoint=127.0.0.1:$TLS ssl_certificate=$C/tls.crt ssl_private_key=$C/tls.key
 rgw dns name = localhost
 # free the space of deleted objects within seconds, not hours (the benchmark
 # rewrites hundreds of megabytes into an in-memory store)
@@ -127,6 +132,8 @@ export AWS_SECRET_ACCESS_KEY=sbxsecret123
 export AWS_REGION=us-east-1
 export AWS_ENDPOINT_URL=http://127.0.0.1:$RGW
 SBX_S3_PORT=$RGW
+SBX_S3_TLS_PORT=$TLS
+SBX_S3_CA=$C/tls.crt
 ENV
 trap - EXIT
 echo "radosgw ready on 127.0.0.1:$RGW (source $C/env)"
