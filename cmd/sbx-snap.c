@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* sbx-snap: snapshot a sandbox; list, inspect, verify, remove, restore,
- * export and import snapshots — see sbx-snap(1). */
+ * export, import, push and pull snapshots — see sbx-snap(1). */
 #include <fcntl.h>
 #include <getopt.h>
 #include <unistd.h>

@@ -60,6 +60,9 @@ struct sbx_snap_opts {
  * Snapshot sandbox sid: freeze it, pack its writable layer, thaw it, write the
  * metadata. With opts->id naming a snapshot of the same sandbox, nothing is
  * done (an idempotent retry); of another sandbox, exit 65. out gets the ID.
+ * A sandbox whose snapshot.storage_backend is an s3:// store gets the
+ * snapshot pushed there too; if that fails, the snapshot stays here and the
+ * error names it.
  */
 int sbx_snapshot_create(const struct sbx_store *s, const char *sid,
     const struct sbx_snap_opts *opts, char out[SBX_ID_MAX + 1], struct sbx_err *e);
