@@ -16,7 +16,7 @@ usage(int code)
 	fprintf(code ? stderr : stdout,
 	    "usage: sbx-snap [create] [--id SNAP] [-o yaml|json] [-c ID] [SANDBOX | -]\n"
 	    "       sbx-snap list [--store URL] [-o yaml|json]\n"
-	    "       sbx-snap inspect [-o yaml|json] [SNAP | -]\n"
+	    "       sbx-snap inspect [--store URL] [-o yaml|json] [SNAP | -]\n"
 	    "       sbx-snap verify SNAP...\n"
 	    "       sbx-snap remove [--store URL] SNAP...\n"
 	    "       sbx-snap restore [--id SANDBOX] [--store URL] [SNAP | -]\n"
@@ -110,7 +110,7 @@ main(int argc, char *argv[])
 	    strcmp(verb, "restore") != 0))
 		usage(SBX_EX_USAGE);
 	if (url && strcmp(verb, "list") && strcmp(verb, "restore") && strcmp(verb, "push") &&
-	    strcmp(verb, "pull") && strcmp(verb, "remove"))
+	    strcmp(verb, "pull") && strcmp(verb, "remove") && strcmp(verb, "inspect"))
 		usage(SBX_EX_USAGE);
 	if (url == NULL && (strcmp(verb, "push") == 0 || strcmp(verb, "pull") == 0))
 		errx(SBX_EX_USAGE, "%s: --store URL is required", verb);
@@ -156,7 +156,17 @@ main(int argc, char *argv[])
 		free(ids);
 	} else if (strcmp(verb, "inspect") == 0) {
 		operand(argc, argv, "snapshot_id", id, sizeof id);
-		rc = show(&store, id, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt);
+		if (url) {
+			struct sbx_snapshot sn;
+
+			if (sbx_remote_load(url, id, &sn, &e) == -1)
+				sbx_die(&e, NULL);
+			if (sbx_snapshot_emit(stdout, &sn, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt) == -1)
+				errx(SBX_EX_IOERR, "stdout: write failed");
+			sbx_snapshot_free(&sn);
+		} else {
+			rc = show(&store, id, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt);
+		}
 	} else if (strcmp(verb, "verify") == 0 || strcmp(verb, "remove") == 0) {
 		int verify = verb[0] == 'v';
 

@@ -317,6 +317,21 @@ sbx_remote_ensure(const struct sbx_store *s, const char *url, const char *id,
 }
 
 int
+sbx_remote_load(const char *url, const char *id, struct sbx_snapshot *sn, struct sbx_err *e)
+{
+	struct sbx_s3 c;
+	int r;
+
+	memset(sn, 0, sizeof *sn);
+	sbx_manifest_init(&sn->manifest);
+	if (sbx_s3_open(&c, url, e) == -1)
+		return -1;
+	r = fetch_meta(&c, id, sn, e);
+	sbx_s3_close(&c);
+	return r;
+}
+
+int
 sbx_remote_remove(const char *url, const char *id, struct sbx_err *e)
 {
 	struct sbx_s3 c;

@@ -30,6 +30,9 @@ int sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
 /* Pull id when url is an s3:// store and id is not in the local store. */
 int sbx_remote_ensure(const struct sbx_store *s, const char *url, const char *id,
     struct sbx_err *e);
+/* The store's metadata of snapshot id (checked as untrusted input). */
+int sbx_remote_load(const char *url, const char *id, struct sbx_snapshot *sn,
+    struct sbx_err *e);
 /* Delete snapshot id's metadata from the store (its layers go with retention);
  * exit 66 if the store has no such snapshot. */
 int sbx_remote_remove(const char *url, const char *id, struct sbx_err *e);

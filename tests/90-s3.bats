@@ -25,6 +25,9 @@ teardown_file() {
 	[ "$output" = "$snap" ]
 	run -0 sbx-snap list --store "$STORE"
 	[ "$output" = "$snap" ]
+	# The store's metadata, read without pulling: the same document as here.
+	run -0 sbx-snap inspect --store "$STORE" -o json "$snap"
+	[ "$output" = "$(sbx-snap inspect -o json "$snap")" ]
 	sum=$(sbx-run "$ID" -- sha256sum /root/big)
 	other_root
 	# A snapshot only in the store: sbx-fork pulls it first.
@@ -348,7 +351,7 @@ EOF
 	run -64 sbx-fork --store "/tmp/x" snap-00000000
 	run -64 sbx-gc --store "http://x" --keep-last 1
 	run -64 sbx-gc --grace 5m
-	run -64 sbx-snap inspect --store s3://bucket/x snap-00000000
+	run -64 sbx-snap verify --store s3://bucket/x snap-00000000
 }
 
 @test "valgrind: push (multipart), list, pull, refused credentials and retention on a store are clean" {
