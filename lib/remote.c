@@ -508,8 +508,16 @@ sbx_remote_retain(const struct sbx_store *s, const char *url, long long keep_las
 			continue;
 		report(ctx, "snapshot", a.v[i].snapshot_id);
 		meta_key(key, sizeof key, a.v[i].snapshot_id);
-		if (!dry_run && sbx_s3_delete(&c, key, e) == -1)
+		if (dry_run)
+			continue;
+		if (sbx_s3_delete(&c, key, e) == -1)
 			goto out;
+		{
+			char d[1200];
+
+			snprintf(d, sizeof d, "%s in %s", a.v[i].snapshot_id, url);
+			sbx_audit(s, a.v[i].source_sandbox, "snapshot-remove", "ok", d, NULL);
+		}
 	}
 	for (i = 0; i < layers.n; i++) {
 		const char *hex = layers.v[i] + strlen("layers/sha256/");

@@ -225,6 +225,7 @@ teardown_file() {
 	run -0 s3keys team/a/snapshots/
 	[ "$(wc -l <<<"$output")" -eq 3 ]
 	run -0 sbx-gc --store "$STORE" --max-age 3s --grace 0
+	grep -q "\"event\":\"snapshot-remove\".*$old in $STORE" "$SBX_ROOT/audit.log"
 	run -0 s3keys team/a/layers/
 	[[ $output != *"$old_layer"* ]]
 	[ "$(wc -l <<<"$output")" -eq 2 ]
