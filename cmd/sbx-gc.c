@@ -108,6 +108,8 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (graced && url == NULL)
 		errx(SBX_EX_USAGE, "--grace applies to --store");
+	if (verify && url != NULL)
+		usage(SBX_EX_USAGE);
 	if (sbx_store_open(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (verify) {
@@ -123,7 +125,7 @@ main(int argc, char *argv[])
 	if (url != NULL) {
 		/* Retention on a shared store; this host's sandboxes are left alone
 		 * (their chains are kept). */
-		if (argc > 0 || verify)
+		if (argc > 0)
 			usage(SBX_EX_USAGE);
 		if (!sbx_remote_is_s3(url))
 			errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", url);

@@ -352,6 +352,8 @@ EOF
 	run -64 sbx-fork --store "/tmp/x" snap-00000000
 	run -64 sbx-gc --store "http://x" --keep-last 1
 	run -64 sbx-gc --grace 5m
+	run -64 sbx-gc --store s3://bucket/x --verify-audit
+	run -64 sbx-gc --store s3://bucket/x sbx-00000000
 	run -64 sbx-snap verify --store s3://bucket/x snap-00000000
 }
 
