@@ -458,3 +458,15 @@ sbx_format_parse(const char *s, enum sbx_format *fmt)
 		return -1;
 	return 0;
 }
+
+int
+sbx_doc_emit_tree(FILE *f, struct sbx_node *root, enum sbx_format fmt)
+{
+	int r;
+
+	if (root == NULL)
+		return -1;
+	r = sbx_doc_emit(f, root, fmt);
+	sbx_node_free(root);
+	return r;
+}

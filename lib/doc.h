@@ -47,6 +47,8 @@ struct sbx_node *sbx_node_get(const struct sbx_node *map, const char *key);
 
 /* Write the tree to f as a YAML block document or as one line of JSON. */
 int sbx_doc_emit(FILE *f, const struct sbx_node *root, enum sbx_format fmt);
+/* The same for a tree just built, which it frees (NULL, a failed build: -1). */
+int sbx_doc_emit_tree(FILE *f, struct sbx_node *root, enum sbx_format fmt);
 /* Parse "yaml" / "json" (the -o option). */
 int sbx_format_parse(const char *s, enum sbx_format *fmt);
 

@@ -1034,14 +1034,7 @@ sbx_manifest_tree(const struct sbx_manifest *m)
 int
 sbx_manifest_emit(FILE *f, const struct sbx_manifest *m, enum sbx_format fmt)
 {
-	struct sbx_node *t = sbx_manifest_tree(m);
-	int r;
-
-	if (t == NULL)
-		return -1;
-	r = sbx_doc_emit(f, t, fmt);
-	sbx_node_free(t);
-	return r;
+	return sbx_doc_emit_tree(f, sbx_manifest_tree(m), fmt);
 }
 
 int

@@ -45,7 +45,6 @@ short_label(char *buf, size_t size, const char *verb, const char *hex)
 
 static int fetch_meta(struct sbx_s3 *c, const char *id, struct sbx_snapshot *sn,
     struct sbx_err *e);
-static int same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b);
 
 /* Push */
 
@@ -123,7 +122,7 @@ sbx_remote_push(const struct sbx_store *s, const char *url, const char *id, int 
 
 		if (fetch_meta(&c, sn.snapshot_id, &old, e) == -1)
 			goto out;
-		there = same_layers(&old, &sn);
+		there = sbx_snapshot_same_layers(&old, &sn);
 		sbx_snapshot_free(&old);
 		if (!there) {
 			sbx_err_set(e, SBX_EX_DATAERR, "%s holds another snapshot named %s", url,
@@ -227,38 +226,6 @@ pull_layer(struct sbx_s3 *c, const struct sbx_store *s, const struct sbx_snap_la
 	return -1;
 }
 
-static int
-same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b)
-{
-	size_t i;
-
-	if (a->n_layers != b->n_layers)
-		return 0;
-	for (i = 0; i < a->n_layers; i++)
-		if (strcmp(a->layers[i].digest, b->layers[i].digest) != 0)
-			return 0;
-	return 1;
-}
-
-/* The local snapshot id is the same as sn: 1; absent: 0; another: -1 (65). */
-static int
-have_local(const struct sbx_store *s, const struct sbx_snapshot *sn, struct sbx_err *e)
-{
-	struct sbx_snapshot old;
-	int same;
-
-	if (!sbx_snapshot_exists(s, sn->snapshot_id))
-		return 0;
-	if (sbx_snapshot_load(s, sn->snapshot_id, &old, e) == -1)
-		return -1;
-	same = same_layers(&old, sn);
-	sbx_snapshot_free(&old);
-	if (!same)
-		return sbx_err_set(e, SBX_EX_DATAERR, "snapshot %s exists here with other layers",
-		    sn->snapshot_id);
-	return 1;
-}
-
 int
 sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
     struct sbx_err *e)
@@ -276,7 +243,7 @@ sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
 	}
 	if ((lock = sbx_snap_lock(s, 0, e)) == -1)
 		goto out_free;
-	if ((have = have_local(s, &sn, e)) != 0) {
+	if ((have = sbx_snapshot_have(s, &sn, e)) != 0) {
 		r = have == 1 ? 0 : -1;
 		goto out;
 	}
@@ -286,7 +253,7 @@ sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
 	sbx_crash_point("pull-layers-done");
 	if (sbx_snapshot_save(s, &sn, e) == -1) {
 		/* Pulled by someone else meanwhile. */
-		if (errno == EEXIST && have_local(s, &sn, e) == 1)
+		if (errno == EEXIST && sbx_snapshot_have(s, &sn, e) == 1)
 			r = 0;
 		goto out;
 	}
@@ -351,10 +318,12 @@ sbx_remote_remove(const char *url, const char *id, struct sbx_err *e)
 
 /* Listing */
 
+/* Objects of a listing: their keys and LastModified. */
 struct names {
-	char **v;
-	double *mtime;
-	long long *size;
+	struct name {
+		char *key;
+		double mtime;
+	} *v;
 	size_t n, cap;
 };
 
@@ -364,10 +333,8 @@ names_free(struct names *n)
 	size_t i;
 
 	for (i = 0; i < n->n; i++)
-		free(n->v[i]);
+		free(n->v[i].key);
 	free(n->v);
-	free(n->mtime);
-	free(n->size);
 	memset(n, 0, sizeof *n);
 }
 
@@ -376,28 +343,19 @@ names_add(void *ctx, const char *key, long long size, double mtime)
 {
 	struct names *n = ctx;
 
+	(void)size;
 	if (n->n == n->cap) {
 		size_t cap = n->cap ? 2 * n->cap : 64;
-		char **v = realloc(n->v, cap * sizeof *v);
-		double *m;
-		long long *sz;
+		struct name *v = realloc(n->v, cap * sizeof *v);
 
 		if (v == NULL)
 			return -1;
 		n->v = v;
-		if ((m = realloc(n->mtime, cap * sizeof *m)) == NULL)
-			return -1;
-		n->mtime = m;
-		if ((sz = realloc(n->size, cap * sizeof *sz)) == NULL)
-			return -1;
-		n->size = sz;
 		n->cap = cap;
 	}
-	if ((n->v[n->n] = strdup(key)) == NULL)
+	if ((n->v[n->n].key = strdup(key)) == NULL)
 		return -1;
-	n->mtime[n->n] = mtime;
-	n->size[n->n] = size;
-	n->n++;
+	n->v[n->n++].mtime = mtime;
 	return 0;
 }
 
@@ -432,11 +390,13 @@ load_set(struct sbx_s3 *c, struct sbx_snap_set *a, int strict, struct sbx_err *e
 	}
 	for (i = 0; i < keys.n; i++) {
 		char id[SBX_ID_MAX + 1];
-		size_t len = strlen(keys.v[i]);
+		const char *key = keys.v[i].key;
+		size_t len = strlen(key);
 
-		if (len < 16 || len - 15 > SBX_ID_MAX || strcmp(keys.v[i] + len - 5, ".yaml") != 0)
+		/* snapshots/ID.yaml */
+		if (len < 16 || len - 15 > SBX_ID_MAX || strcmp(key + len - 5, ".yaml") != 0)
 			continue;
-		memcpy(id, keys.v[i] + 10, len - 15);
+		memcpy(id, key + 10, len - 15);
 		id[len - 15] = '\0';
 		if (!sbx_id_valid(id))
 			continue;
@@ -520,10 +480,10 @@ sbx_remote_retain(const struct sbx_store *s, const char *url, long long keep_las
 		}
 	}
 	for (i = 0; i < layers.n; i++) {
-		const char *hex = layers.v[i] + strlen("layers/sha256/");
+		const char *hex = layers.v[i].key + strlen("layers/sha256/");
 
 		if (strlen(hex) != SBX_DIGEST_HEX || sbx_snap_set_names(&a, hex) ||
-		    layers.mtime[i] >= start - grace_s)
+		    layers.v[i].mtime >= start - grace_s)
 			continue;
 		report(ctx, "layer", hex);
 		snprintf(key, sizeof key, "layers/sha256/%s", hex);

@@ -876,7 +876,7 @@ xfer_rewind(struct xfer *x)
  * error code. A 404 is reported as exit 66, so callers can tell "absent".
  */
 static int
-request(struct sbx_s3 *s, const struct req *r, struct xfer *x, struct sbx_err *e)
+request_retried(struct sbx_s3 *s, const struct req *r, struct xfer *x, struct sbx_err *e)
 {
 	double t0 = sbx_monotonic(), delay = 0.1;
 	char errbuf[CURL_ERROR_SIZE], code[128], msg[256];
@@ -933,6 +933,18 @@ request(struct sbx_s3 *s, const struct req *r, struct xfer *x, struct sbx_err *e
 		}
 		delay = delay * 2 > 5 ? 5 : delay * 2;
 	}
+}
+
+/* The same; on failure the answer's body is freed already. */
+static int
+request(struct sbx_s3 *s, const struct req *r, struct xfer *x, struct sbx_err *e)
+{
+	if (request_retried(s, r, x, e) == 0)
+		return 0;
+	free(x->mem);
+	x->mem = NULL;
+	x->mem_len = 0;
+	return -1;
 }
 
 static void
@@ -994,10 +1006,8 @@ sbx_s3_get_mem(struct sbx_s3 *s, const char *key, size_t max, char **buf, size_t
 	r.fullkey = k;
 	xfer_init(&x);
 	x.mem_max = max;
-	if (request(s, &r, &x, e) == -1) {
-		free(x.mem);
+	if (request(s, &r, &x, e) == -1)
 		return -1;
-	}
 	if (x.mem == NULL && (x.mem = calloc(1, 1)) == NULL)
 		return oom(e);
 	*buf = x.mem;
@@ -1168,10 +1178,8 @@ part_worker(void *arg)
 		x.src_len = n;
 		x.prog = ps->prog;
 		snprintf(q, sizeof q, "partNumber=%lld&uploadId=%s", num, ps->enc);
-		if (put(&w, ps->fullkey, q, &x, sha, NULL, "PUT", &e) == -1) {
-			free(x.mem);
+		if (put(&w, ps->fullkey, q, &x, sha, NULL, "PUT", &e) == -1)
 			goto fail;
-		}
 		free(x.mem);
 		if (x.etag[0] == '\0') {
 			sbx_err_set(&e, SBX_EX_IOERR, "%s: %s: part %lld: no ETag in the answer",
@@ -1216,10 +1224,8 @@ multipart(struct sbx_s3 *s, const char *fullkey, int fd, long long size, struct 
 		    "SBX_S3_PART_MB", s->url, size, MAX_PARTS);
 	xfer_init(&x);
 	x.src = "";
-	if (put(s, fullkey, "uploads=", &x, NULL, NULL, "POST", e) == -1) {
-		free(x.mem);
+	if (put(s, fullkey, "uploads=", &x, NULL, NULL, "POST", e) == -1)
 		return -1;
-	}
 	if (x.mem == NULL || !sbx_xml_text(x.mem, "UploadId", upload, sizeof upload) ||
 	    upload[0] == '\0') {
 		free(x.mem);
@@ -1275,10 +1281,8 @@ multipart(struct sbx_s3 *s, const char *fullkey, int fd, long long size, struct 
 	x.src = done;
 	x.src_len = (long long)done_len;
 	snprintf(q, sizeof q, "uploadId=%s", enc);
-	if (put(s, fullkey, q, &x, sha, NULL, "POST", e) == -1) {
-		free(x.mem);
+	if (put(s, fullkey, q, &x, sha, NULL, "POST", e) == -1)
 		goto out;
-	}
 	/* CompleteMultipartUpload can fail after its 200 has been sent. */
 	if (x.mem && strstr(x.mem, "<Error>")) {
 		char code[128];
@@ -1397,10 +1401,8 @@ sbx_s3_list(struct sbx_s3 *s, const char *key_prefix, sbx_s3_each each, void *ct
 			snprintf(q, sizeof q, "list-type=2&max-keys=1000&prefix=%s", enc);
 		}
 		xfer_init(&x);
-		if (request(s, &r, &x, e) == -1) {
-			free(x.mem);
+		if (request(s, &r, &x, e) == -1)
 			return -1;
-		}
 		p = x.mem ? x.mem : "";
 		end = p + x.mem_len;
 		while (xml_span(&p, end, "Contents", &b, &n)) {
@@ -1412,15 +1414,12 @@ sbx_s3_list(struct sbx_s3 *s, const char *key_prefix, sbx_s3_each each, void *ct
 			xml_text_in(b, b + n, "LastModified", lm, sizeof lm);
 			if (strncmp(key, s->prefix, plen) != 0)
 				continue;
-			if (sbx_time_parse(lm, &t) == -1) {
-				struct tm tm = { 0 };
-
-				if (strptime(lm, "%Y-%m-%dT%H:%M:%S", &tm))
-					t = (double)timegm(&tm);
-			}
+			if (sbx_time_parse(lm, &t) == -1)
+				t = 0;
 			if (each(ctx, key + plen, strtoll(sz, NULL, 10), t) == -1) {
+				/* Never a partial listing: retention would take it as whole. */
 				free(x.mem);
-				return 0;
+				return oom(e);
 			}
 		}
 		{
@@ -1452,10 +1451,8 @@ sbx_s3_abort_stale(struct sbx_s3 *s, const char *key_prefix, double before, int 
 	pct(enc, sizeof enc, k, 0);
 	snprintf(q, sizeof q, "prefix=%s&uploads=", enc);
 	xfer_init(&x);
-	if (request(s, &r, &x, e) == -1) {
-		free(x.mem);
+	if (request(s, &r, &x, e) == -1)
 		return -1;
-	}
 	p = x.mem ? x.mem : "";
 	end = p + x.mem_len;
 	while (xml_span(&p, end, "Upload", &b, &n)) {

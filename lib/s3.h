@@ -70,7 +70,7 @@ int sbx_s3_delete(struct sbx_s3 *s, const char *key, struct sbx_err *e);
 int sbx_s3_touch(struct sbx_s3 *s, const char *key, struct sbx_err *e);
 
 /* Called per object under a key prefix: its key (relative), size and
- * LastModified (seconds since the epoch). Return -1 to stop. */
+ * LastModified (seconds since the epoch). -1 (out of memory) fails the listing. */
 typedef int (*sbx_s3_each)(void *ctx, const char *key, long long size, double mtime);
 int sbx_s3_list(struct sbx_s3 *s, const char *key_prefix, sbx_s3_each each, void *ctx,
     struct sbx_err *e);

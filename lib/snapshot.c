@@ -158,14 +158,7 @@ snap_tree(const struct sbx_snapshot *sn)
 int
 sbx_snapshot_emit(FILE *f, const struct sbx_snapshot *sn, enum sbx_format fmt)
 {
-	struct sbx_node *t = snap_tree(sn);
-	int r;
-
-	if (t == NULL)
-		return -1;
-	r = sbx_doc_emit(f, t, fmt);
-	sbx_node_free(t);
-	return r;
+	return sbx_doc_emit_tree(f, snap_tree(sn), fmt);
 }
 
 static int
@@ -1030,8 +1023,8 @@ import_layer(const struct sbx_store *s, struct archive *a, const char *hex,
 	return -1;
 }
 
-static int
-same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b)
+int
+sbx_snapshot_same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b)
 {
 	size_t i;
 
@@ -1044,15 +1037,33 @@ same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b)
 }
 
 int
+sbx_snapshot_have(const struct sbx_store *s, const struct sbx_snapshot *sn, struct sbx_err *e)
+{
+	struct sbx_snapshot old;
+	int same;
+
+	if (!sbx_snapshot_exists(s, sn->snapshot_id))
+		return 0;
+	if (sbx_snapshot_load(s, sn->snapshot_id, &old, e) == -1)
+		return -1;
+	same = sbx_snapshot_same_layers(&old, sn);
+	sbx_snapshot_free(&old);
+	if (!same)
+		return sbx_err_set(e, SBX_EX_DATAERR, "snapshot %s exists here with other layers",
+		    sn->snapshot_id);
+	return 1;
+}
+
+int
 sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
     struct sbx_err *e)
 {
-	struct sbx_snapshot sn, old;
+	struct sbx_snapshot sn;
 	struct archive *a;
 	struct archive_entry *ent;
 	char *meta = NULL, *have = NULL, p[1200];
 	size_t len = 0, i;
-	int lock, r = -1, ar;
+	int lock, r = -1, ar, have_it;
 
 	memset(&sn, 0, sizeof sn);
 	sbx_manifest_init(&sn.manifest);
@@ -1144,20 +1155,10 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 			goto out;
 		}
 	}
-	if (sbx_snapshot_exists(s, sn.snapshot_id)) {
-		/* Importing the same snapshot twice is a no-op; another one under its ID is not. */
-		if (sbx_snapshot_load(s, sn.snapshot_id, &old, e) == -1)
-			goto out;
-		i = same_layers(&old, &sn);
-		sbx_snapshot_free(&old);
-		if (!i) {
-			sbx_err_set(e, SBX_EX_DATAERR, "snapshot %s exists with other layers",
-			    sn.snapshot_id);
-			goto out;
-		}
-	} else if (sbx_snapshot_save(s, &sn, e) == -1) {
+	/* Importing the same snapshot twice is a no-op; another one under its ID is not. */
+	if ((have_it = sbx_snapshot_have(s, &sn, e)) == -1 ||
+	    (have_it == 0 && sbx_snapshot_save(s, &sn, e) == -1))
 		goto out;
-	}
 	snprintf(out, SBX_ID_MAX + 1, "%s", sn.snapshot_id);
 	sbx_audit(s, sn.source_sandbox, "snapshot-import", "ok", sn.snapshot_id, NULL);
 	r = 0;
@@ -1340,8 +1341,8 @@ sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex)
 /* Remove what no kept snapshot names from layers/ and cache/, and temporary
  * files crashes left (only ever called under the exclusive store lock). */
 static void
-collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run, sbx_snap_report report,
-    void *ctx)
+collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run,
+    sbx_snap_report report, void *ctx)
 {
 	static const char *const subs[] = { "layers", "cache", "snapshots" };
 	char d[1200], p[1600], hex[SBX_DIGEST_HEX + 1];

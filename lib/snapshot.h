@@ -113,6 +113,12 @@ int sbx_snapshot_parse(const char *name, const char *buf, size_t len, struct sbx
  * same ID at once: the second fails, errno EEXIST). */
 int sbx_snapshot_save(const struct sbx_store *s, const struct sbx_snapshot *sn,
     struct sbx_err *e);
+/* Whether two snapshots stack the same layers. */
+int sbx_snapshot_same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b);
+/* Whether snapshot sn is in the store: 1 with the same layers, 0 not there;
+ * another snapshot under its ID is -1 (exit 65). */
+int sbx_snapshot_have(const struct sbx_store *s, const struct sbx_snapshot *sn,
+    struct sbx_err *e);
 int sbx_snap_layer_path(const struct sbx_store *s, const char *hex, char *buf, size_t size,
     struct sbx_err *e);
 /* A temporary file in layers/ (removed by retention if a crash leaves it); its fd. */
