@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Garbage collection: terminated and expired sandboxes, tombstones, orphaned cgroups. */
+/* Garbage collection: terminated and expired sandboxes, tombstones, orphaned cgroups,
+ * network leases, rules and veths. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "gc.h"
 #include "id.h"
 #include "manifest.h"
+#include "net.h"
 #include "quota.h"
 #include "sandbox.h"
 #include "snapshot.h"
@@ -150,5 +152,8 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 	}
 	free(ids);
 	orphan_cgroups(s, dry_run, report, ctx);
+	/* Network leases are host-wide: any root's gc clears those whose init is gone. */
+	if (!s->rootless)
+		sbx_net_gc(dry_run, report, ctx);
 	return r;
 }

@@ -11,8 +11,8 @@
 #include "state.h"
 
 /* Called for each thing removed (or, with dry_run, that would be). kind is
- * "sandbox", "cgroup", "state" or "frozen" (a sandbox thawed after an
- * interrupted snapshot). */
+ * "sandbox", "cgroup", "state", "frozen" (a sandbox thawed after an
+ * interrupted snapshot), "netlease", "nft-table" or "veth". */
 typedef void (*sbx_gc_report)(void *ctx, const char *kind, const char *name);
 
 /* Destroy sandbox id, snapshotting it first when its manifest asks for

@@ -287,6 +287,11 @@ static const struct field trace_fields[] = {
 	{ "disk_used_mb", F_NUM, T(disk_used_mb), 0, 1e12, NULL, NULL, NULL, 0, 0 },
 	{ "timed_out", F_BOOL, T(timed_out), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "kill_reason", F_STR, T(kill_reason), 0, 0, reasons, NULL, NULL, 0, 1 },
+	{ "egress_denied", F_INT, T(egress_denied), 0, 9e18, NULL, NULL, NULL, 0, 0 },
+	{ "egress_sent_bytes", F_INT, T(egress_sent_bytes), 0, 9e18, NULL, NULL, NULL, 0, 0 },
+	{ "egress_received_bytes", F_INT, T(egress_received_bytes), 0, 9e18, NULL, NULL, NULL, 0,
+	    0 },
+	{ "egress_destinations", F_STRV, T(egress_destinations), 0, 0, NULL, NULL, NULL, 0, 0 },
 	END
 };
 
@@ -300,6 +305,10 @@ static const struct field rt_fields[] = {
 	{ "watchdog_pid", F_INT, RT(watchdog_pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
 	{ "watchdog_start_ticks", F_INT, RT(watchdog_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
 	{ "rootless", F_BOOL, RT(rootless), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "net_addr", F_STR, RT(net_addr), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "relay_pid", F_INT, RT(relay_pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
+	{ "relay_start_ticks", F_INT, RT(relay_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
+	{ "egress_pins", F_STRV, RT(egress_pins), 0, 0, NULL, NULL, NULL, 0, 0 },
 	END
 };
 
@@ -432,8 +441,8 @@ get_num(struct ctx *c, const struct sbx_node *n, const struct field *f, int inte
 static int parse_map(struct ctx *c, const struct sbx_node *map, const struct field *fields,
     struct sbx_manifest *m, const char *where);
 
-static int
-strv_add(struct sbx_strv *sv, const char *s)
+int
+sbx_strv_add(struct sbx_strv *sv, const char *s)
 {
 	char **nv = realloc(sv->v, (sv->n + 1) * sizeof *nv);
 
@@ -446,8 +455,8 @@ strv_add(struct sbx_strv *sv, const char *s)
 	return 0;
 }
 
-static void
-strv_free(struct sbx_strv *sv)
+void
+sbx_strv_free(struct sbx_strv *sv)
 {
 	size_t i;
 
@@ -628,7 +637,7 @@ parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, stru
 
 		if (want(c, v, SBX_SEQ, f->key) == -1)
 			return -1;
-		strv_free(sv);
+		sbx_strv_free(sv);
 		for (i = 0; i < v->n; i++) {
 			char *tmp = NULL;
 
@@ -637,7 +646,7 @@ parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, stru
 			free(tmp);
 			if (f->check && f->check(v->kids[i]->str, why, sizeof why) == -1)
 				return nerr(c, v->kids[i], "%s: %s", f->key, why);
-			if (strv_add(sv, v->kids[i]->str) == -1)
+			if (sbx_strv_add(sv, v->kids[i]->str) == -1)
 				return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
 		}
 		return 0;
@@ -689,6 +698,7 @@ sbx_trace_init(struct sbx_trace *t)
 	t->exit_code = SBX_UNSET_INT;
 	t->signal = SBX_UNSET_INT;
 	t->disk_used_mb = NAN;
+	t->egress_denied = t->egress_sent_bytes = t->egress_received_bytes = SBX_UNSET_INT;
 }
 
 void
@@ -707,6 +717,7 @@ sbx_manifest_init(struct sbx_manifest *m)
 	m->rt.pid = m->rt.start_ticks = SBX_UNSET_INT;
 	m->rt.uid_base = m->rt.gid_base = m->rt.id_count = SBX_UNSET_INT;
 	m->rt.watchdog_pid = m->rt.watchdog_start_ticks = SBX_UNSET_INT;
+	m->rt.relay_pid = m->rt.relay_start_ticks = SBX_UNSET_INT;
 }
 
 void
@@ -714,6 +725,7 @@ sbx_trace_free(struct sbx_trace *t)
 {
 	free(t->start_time);
 	free(t->kill_reason);
+	sbx_strv_free(&t->egress_destinations);
 	sbx_trace_init(t);
 }
 
@@ -736,6 +748,10 @@ sbx_manifest_strip_state(struct sbx_manifest *m)
 	m->rt.uid_base = m->rt.gid_base = m->rt.id_count = SBX_UNSET_INT;
 	m->rt.watchdog_pid = m->rt.watchdog_start_ticks = SBX_UNSET_INT;
 	m->rt.rootless = 0;
+	free(m->rt.net_addr);
+	m->rt.net_addr = NULL;
+	m->rt.relay_pid = m->rt.relay_start_ticks = SBX_UNSET_INT;
+	sbx_strv_free(&m->rt.egress_pins);
 }
 
 void
@@ -750,7 +766,7 @@ sbx_manifest_free(struct sbx_manifest *m)
 	free(m->runtime);
 	free(m->rootfs);
 	free(m->network_policy);
-	strv_free(&m->allowed_egress);
+	sbx_strv_free(&m->allowed_egress);
 	for (i = 0; i < m->n_mounts; i++) {
 		free(m->mounts[i].host);
 		free(m->mounts[i].guest);
@@ -763,7 +779,7 @@ sbx_manifest_free(struct sbx_manifest *m)
 	free(m->snapshot.storage_backend);
 	free(m->snapshot.last_snapshot_id);
 	free(m->security.seccomp);
-	strv_free(&m->security.capabilities);
+	sbx_strv_free(&m->security.capabilities);
 	free(m->user);
 	for (i = 0; i < m->n_env; i++) {
 		free(m->env[i].key);

@@ -21,6 +21,10 @@ struct sbx_strv {
 	size_t n;
 };
 
+/* Append a copy of s; -1 when out of memory. */
+int sbx_strv_add(struct sbx_strv *sv, const char *s);
+void sbx_strv_free(struct sbx_strv *sv);
+
 struct sbx_mount {
 	char *host, *guest, *mode;  /* mode: "ro" | "rw" */
 };
@@ -60,6 +64,10 @@ struct sbx_trace {
 	double disk_used_mb;          /* the writable layer's use under disk_mb (NAN: none) */
 	int oom_killed, timed_out;
 	char *kill_reason;            /* NULL is null */
+	/* egress-allow-list: refused packets and connections, bytes through the
+	 * relay, and "DEST sent=N received=N denied=N" per destination. */
+	long long egress_denied, egress_sent_bytes, egress_received_bytes;
+	struct sbx_strv egress_destinations;
 };
 
 /* What the namespace driver needs to find a sandbox's kernel objects again. */
@@ -69,6 +77,9 @@ struct sbx_runtime {
 	char *cgroup;                 /* cgroup path below the driver's parent */
 	long long watchdog_pid, watchdog_start_ticks;
 	int rootless;
+	char *net_addr;               /* egress-allow-list: the veth pair's /30 */
+	long long relay_pid, relay_start_ticks;
+	struct sbx_strv egress_pins;  /* "NAME ADDRESS": host names as resolved at provision */
 };
 
 struct sbx_manifest {

@@ -31,6 +31,7 @@
 #include "cgroup.h"
 #include "driver.h"
 #include "landlock.h"
+#include "net.h"
 #include "pty.h"
 #include "quota.h"
 #include "rootfs.h"
@@ -61,10 +62,8 @@ ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 	unsigned uid, gid;
 	size_t i;
 
-	if (strcmp(m->network_policy, "deny-all") != 0)
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy %s: this build enforces "
-		    "only deny-all; refusing to provision with a different network",
-		    m->network_policy);
+	if (sbx_net_check(s, m, e) == -1)
+		return -1;
 	if (m->res.disk_mb != SBX_UNSET_INT && s->rootless)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "resource_allocation.disk_mb: the disk "
 		    "quota needs root (a loop-mounted filesystem for the writable layer)");
@@ -177,6 +176,13 @@ write_maps(pid_t pid, const struct sbx_manifest *m, struct sbx_err *e)
 	if (sbx_write_str(p, v) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p);
 	return 0;
+}
+
+/* network_policy host: the sandbox keeps the host's network namespace. */
+static int
+host_network(const struct sbx_manifest *m)
+{
+	return strcmp(m->network_policy, "host") == 0;
 }
 
 static int
@@ -340,7 +346,7 @@ init_main(const struct sbx_store *s, const struct sbx_manifest *m,
 		sbx_err_sys(&msg.err, SBX_EX_OSERR, "sethostname");
 		goto fail;
 	}
-	if (loopback_up(&msg.err) == -1 ||
+	if ((!host_network(m) && loopback_up(&msg.err) == -1) ||
 	    sbx_rootfs_enter(s, m, lw, mapped ? layerfds : NULL, srcfds, &msg.err) == -1)
 		goto fail;
 	setsid();
@@ -401,7 +407,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	m->rt.rootless = s->rootless;
 	memset(&lw, 0, sizeof lw);
 	memset(layerfds, -1, sizeof layerfds);
-	if (pick_ids(s, m, e) == -1 ||
+	if (sbx_net_prepare(m, e) == -1 || pick_ids(s, m, e) == -1 ||
 	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, &lw, e) == -1) {
 		sbx_lowers_free(&lw);
 		return -1;
@@ -437,8 +443,9 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		sbx_err_sys(e, SBX_EX_OSERR, "pipe");
 		goto fail;
 	}
-	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
-	    CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD, NULL, NULL, NULL, 0);
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+	    (host_network(m) ? 0 : CLONE_NEWNET) | CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD, NULL,
+	    NULL, NULL, 0);
 	if (pid == -1) {
 		sbx_err_sys(e, errno == EPERM || errno == ENOSPC || errno == EUSERS ?
 		    SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "cannot create the sandbox's namespaces");
@@ -456,6 +463,10 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	sbx_crash_point("create-cloned");
 	if (write_maps(pid, m, e) == -1 || (have_cg && sbx_cgroup_enter(&initcg, pid, e) == -1))
 		goto fail;
+	/* The network is in place before init goes on to run anything. */
+	if (sbx_net_create(s, m, pid, e) == -1)
+		goto fail;
+	sbx_crash_point("create-network");
 	if (!m->rt.rootless && lw.n > 0) {
 		if (idmapped_layers(pid, &lw, layerfds, e) == -1)
 			goto fail;
@@ -496,6 +507,7 @@ fail:
 	{
 		struct sbx_err ignored;
 
+		sbx_net_destroy(s, m, &ignored);
 		if (have_cg)
 			sbx_cgroup_destroy(&cg, &ignored);
 	}
@@ -557,6 +569,15 @@ ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 		usleep(1000);
 	if (ns_alive(m))
 		return sbx_err_set(e, SBX_EX_OSERR, "init %lld survived SIGKILL", m->rt.pid);
+	/* The veth went with init's network namespace; the rules, relay and lease go now. */
+	{
+		struct sbx_err ne;
+
+		if (sbx_net_destroy(s, m, &ne) == -1 && r == 0) {
+			*e = ne;
+			r = -1;
+		}
+	}
 	/* A disk quota's filesystem: its loop device clears itself once unmounted. */
 	{
 		char layer[1200];
@@ -803,6 +824,8 @@ open_ns(const struct sbx_manifest *m, int nsfd[NS_N], struct sbx_err *e)
 	for (i = 0; i < NS_N; i++)
 		nsfd[i] = -1;
 	for (i = 0; i < NS_N; i++) {
+		if (i == NS_NET && host_network(m))
+			continue;
 		snprintf(p, sizeof p, "/proc/%lld/ns/%s", m->rt.pid, ns_names[i]);
 		if ((nsfd[i] = open(p, O_RDONLY | O_CLOEXEC)) == -1) {
 			sbx_err_sys(e, SBX_EX_RUNFAIL, "open %s", p);
@@ -835,7 +858,8 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	int nsfd[NS_N], cgfds[SBX_CG_NCTRL], errp[2] = { -1, -1 }, sp[2] = { -1, -1 };
 	int have_cg, status = 0, master = -1, stdin_open = 1, i, r = -1, pidfd = -1;
 	int timed_out = 0, killed_term = 0, selfpid = -1, runcg_live = 0, wall_clock = 0;
-	int expired = 0;
+	int expired = 0, have_net = 0;
+	struct sbx_relay_counts net_before = { 0 };
 	char name[64], stamp[32];
 	double t0, deadline = 0, term_at = 0;
 	pid_t pid;
@@ -859,6 +883,11 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		if (sbx_cgroup_open_procs(&runcg, cgfds, e) == -1)
 			goto out;
 		sbx_cgroup_stats(&sbcg, &before, NULL);
+	}
+	if (sbx_net_wanted(m)) {
+		if (sbx_net_counts(s, m, &net_before, e) == -1)
+			goto out;
+		have_net = 1;
 	}
 	if (pipe2(errp, O_CLOEXEC) == -1 ||
 	    (x->tty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)) {
@@ -1070,12 +1099,21 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 		res->trace.peak_memory_mb = (double)ru.ru_maxrss / 1024;
 	}
+	if (have_net) {
+		struct sbx_relay_counts after;
+
+		if (sbx_net_counts(s, m, &after, NULL) == 0) {
+			sbx_net_trace(&net_before, &after, &res->trace);
+			sbx_relay_counts_free(&after);
+		}
+	}
 restore:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
 	sigaction(SIGWINCH, &old_winch, NULL);
 out:
+	sbx_relay_counts_free(&net_before);
 	for (i = 0; i < NS_N; i++)
 		if (nsfd[i] != -1)
 			close(nsfd[i]);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The sandbox's root filesystem: overlay, /proc, /dev, binds, tmpfs, pivot_root. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,9 +14,13 @@
 #include <linux/openat2.h>
 
 #include "quota.h"
+#include "egress.h"
 #include "rootfs.h"
 #include "snapshot.h"
 #include "util.h"
+
+static int write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid,
+    gid_t gid, struct sbx_err *e);
 
 /* Host directories a `rootfs: host` sandbox sees, read-only. Symlinks among them
  * (merged /usr) are copied as symlinks. */
@@ -130,13 +135,8 @@ make_skeleton(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t 
 	    write_file(lower, "/etc/group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n",
 	    uid, gid, e) == -1)
 		return -1;
-	snprintf(text, sizeof text, "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n"
-	    "127.0.1.1\t%s\n", m->sandbox_id);
-	if (write_file(lower, "/etc/hosts", text, uid, gid, e) == -1 ||
+	if (write_net_files(lower, m, uid, gid, e) == -1 ||
 	    write_file(lower, "/etc/hostname", m->sandbox_id, uid, gid, e) == -1 ||
-	    /* deny-all: no resolver is reachable, so none is named. */
-	    write_file(lower, "/etc/resolv.conf", "# sbx: network_policy deny-all\n", uid, gid,
-	    e) == -1 ||
 	    write_file(lower, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\n"
 	    "hosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n", uid, gid,
 	    e) == -1)
@@ -149,6 +149,55 @@ make_skeleton(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t 
 	if (m->rt.id_count > 1000)
 		return mkdir_owned(p, 0755, uid + 1000, gid + 1000, e);
 	return mkdir_owned(p, 0755, uid, gid, e);
+}
+
+/*
+ * /etc/hosts: the host names of the allow-list at the addresses they were
+ * pinned to. /etc/resolv.conf names a resolver only when the allow-list has
+ * one (IP:53), over TCP: the relay carries TCP only, and UDP is refused.
+ */
+static int
+write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t gid,
+    struct sbx_err *e)
+{
+	struct sbx_egress p;
+	char *hosts = NULL, *more, resolv[160], ip[INET_ADDRSTRLEN];
+	uint32_t dns;
+	size_t i;
+	int r;
+
+	if (asprintf(&hosts, "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n"
+	    "127.0.1.1\t%s\n", m->sandbox_id) == -1)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	for (i = 0; i < m->rt.egress_pins.n; i++) {
+		const char *pin = m->rt.egress_pins.v[i], *sp = strchr(pin, ' ');
+
+		if (sp == NULL)
+			continue;
+		if (asprintf(&more, "%s%s\t%.*s\n", hosts, sp + 1, (int)(sp - pin), pin) == -1) {
+			free(hosts);
+			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		}
+		free(hosts);
+		hosts = more;
+	}
+	snprintf(resolv, sizeof resolv, "# sbx: network_policy %s, no resolver allowed\n",
+	    m->network_policy);
+	if (strcmp(m->network_policy, "egress-allow-list") == 0 &&
+	    sbx_egress_parse(&m->allowed_egress, &m->rt.egress_pins, &p, NULL) == 0) {
+		if (sbx_egress_resolver(&p, &dns)) {
+			struct in_addr a = { htonl(dns) };
+
+			inet_ntop(AF_INET, &a, ip, sizeof ip);
+			snprintf(resolv, sizeof resolv, "# sbx: the resolver allowed_egress names, "
+			    "over TCP\nnameserver %s\noptions use-vc\n", ip);
+		}
+		sbx_egress_free(&p);
+	}
+	r = write_file(lower, "/etc/hosts", hosts, uid, gid, e) == -1 ||
+	    write_file(lower, "/etc/resolv.conf", resolv, uid, gid, e) == -1 ? -1 : 0;
+	free(hosts);
+	return r;
 }
 
 void

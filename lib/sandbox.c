@@ -125,7 +125,13 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 		drv->destroy(s, m, &ignored);
 		goto fail;
 	}
-	sbx_audit(s, m->sandbox_id, "provision", "ok", m->isolation_level, NULL);
+	{
+		char detail[128];
+
+		snprintf(detail, sizeof detail, "%s network_policy %s", m->isolation_level,
+		    m->network_policy);
+		sbx_audit(s, m->sandbox_id, "provision", "ok", detail, NULL);
+	}
 	close(lock);
 	return 0;
 fail:

@@ -1,0 +1,986 @@
+/* SPDX-License-Identifier: MIT */
+/* The sandbox's network: see net.h. */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "egress.h"
+#include "id.h"
+#include "net.h"
+#include "util.h"
+
+#define LEASE_MAX 4096
+
+int
+sbx_net_wanted(const struct sbx_manifest *m)
+{
+	return strcmp(m->network_policy, "egress-allow-list") == 0;
+}
+
+/* libnftables, loaded when a sandbox needs it (it brings libnftnl, libmnl,
+ * libjansson and libxtables, which no other program should load). */
+
+struct nft_ctx;
+static struct {
+	struct nft_ctx *(*ctx_new)(uint32_t);
+	void (*ctx_free)(struct nft_ctx *);
+	int (*buffer_output)(struct nft_ctx *);
+	int (*buffer_error)(struct nft_ctx *);
+	const char *(*get_output)(struct nft_ctx *);
+	const char *(*get_error)(struct nft_ctx *);
+	int (*run)(struct nft_ctx *, const char *);
+} nft;
+
+static int
+nft_load(struct sbx_err *e)
+{
+	static int loaded;
+	void *h;
+
+	if (loaded)
+		return 0;
+	if ((h = dlopen("libnftables.so.1", RTLD_NOW | RTLD_LOCAL)) == NULL)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy egress-allow-list needs "
+		    "libnftables (Debian: libnftables1): %s", dlerror());
+#define SYM(field, name) \
+	if ((*(void **)(void *)&nft.field = dlsym(h, name)) == NULL) \
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "libnftables lacks %s", name);
+	SYM(ctx_new, "nft_ctx_new")
+	SYM(ctx_free, "nft_ctx_free")
+	SYM(buffer_output, "nft_ctx_buffer_output")
+	SYM(buffer_error, "nft_ctx_buffer_error")
+	SYM(get_output, "nft_ctx_get_output_buffer")
+	SYM(get_error, "nft_ctx_get_error_buffer")
+	SYM(run, "nft_run_cmd_from_buffer")
+#undef SYM
+	loaded = 1;
+	return 0;
+}
+
+/* Run nft commands; with out, a copy of what they print. */
+static int
+nft_cmd(const char *cmds, char **out, struct sbx_err *e)
+{
+	struct nft_ctx *ctx;
+	int r;
+
+	if (nft_load(e) == -1)
+		return -1;
+	if ((ctx = nft.ctx_new(0)) == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "nftables: cannot make a context");
+	nft.buffer_output(ctx);
+	nft.buffer_error(ctx);
+	r = nft.run(ctx, cmds);
+	if (r != 0) {
+		const char *msg = nft.get_error(ctx);
+		size_t l = msg ? strcspn(msg, "\n") : 0;
+
+		sbx_err_set(e, SBX_EX_OSERR, "nftables: %.*s", (int)(l > 300 ? 300 : l),
+		    msg ? msg : "failed");
+	} else if (out && (*out = strdup(nft.get_output(ctx) ? nft.get_output(ctx) : "")) == NULL) {
+		r = -1;
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	}
+	nft.ctx_free(ctx);
+	return r == 0 ? 0 : -1;
+}
+
+/* rtnetlink, enough for a veth pair, its addresses and a default route. */
+
+struct nlbuf {
+	struct nlmsghdr h;
+	char data[2048];
+};
+
+static struct rtattr *
+nla_put(struct nlbuf *b, unsigned short type, const void *d, size_t len)
+{
+	struct rtattr *a = (struct rtattr *)((char *)&b->h + NLMSG_ALIGN(b->h.nlmsg_len));
+
+	if (NLMSG_ALIGN(b->h.nlmsg_len) + RTA_SPACE(len) > sizeof *b)
+		return NULL;
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(a), d, len);
+	b->h.nlmsg_len = (unsigned)(NLMSG_ALIGN(b->h.nlmsg_len) + RTA_SPACE(len));
+	return a;
+}
+
+static void
+nla_end(struct nlbuf *b, struct rtattr *a)
+{
+	a->rta_len = (unsigned short)((char *)&b->h + b->h.nlmsg_len - (char *)a);
+}
+
+static void
+nl_init(struct nlbuf *b, unsigned short type, unsigned short flags, const void *hdr, size_t len)
+{
+	memset(b, 0, sizeof *b);
+	b->h.nlmsg_type = type;
+	b->h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	b->h.nlmsg_len = (unsigned)NLMSG_LENGTH(len);
+	memcpy(NLMSG_DATA(&b->h), hdr, len);
+}
+
+/* Send one request and read its acknowledgement: 0, or -errno. */
+static int
+nl_talk(int fd, struct nlbuf *b)
+{
+	static unsigned seq;
+	char rbuf[4096];
+	struct nlmsghdr *h;
+	ssize_t n;
+
+	b->h.nlmsg_seq = ++seq;
+	if (send(fd, &b->h, b->h.nlmsg_len, 0) == -1)
+		return -errno;
+	for (;;) {
+		if ((n = recv(fd, rbuf, sizeof rbuf, 0)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (h = (struct nlmsghdr *)rbuf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != b->h.nlmsg_seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+		}
+	}
+}
+
+static int
+veth_create(int nl, const char *host_if, pid_t pid)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct rtattr *info, *data, *peer;
+	struct nlbuf b;
+	unsigned p = (unsigned)pid;
+
+	nl_init(&b, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof ifi);
+	if (nla_put(&b, IFLA_IFNAME, host_if, strlen(host_if) + 1) == NULL ||
+	    (info = nla_put(&b, IFLA_LINKINFO, NULL, 0)) == NULL ||
+	    nla_put(&b, IFLA_INFO_KIND, "veth", 5) == NULL ||
+	    (data = nla_put(&b, IFLA_INFO_DATA, NULL, 0)) == NULL ||
+	    (peer = nla_put(&b, VETH_INFO_PEER, &ifi, sizeof ifi)) == NULL ||
+	    nla_put(&b, IFLA_IFNAME, "eth0", 5) == NULL ||
+	    nla_put(&b, IFLA_NET_NS_PID, &p, sizeof p) == NULL)
+		return -ENOBUFS;
+	nla_end(&b, peer);
+	nla_end(&b, data);
+	nla_end(&b, info);
+	return nl_talk(nl, &b);
+}
+
+static int
+link_del(int nl, const char *ifname)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct nlbuf b;
+
+	nl_init(&b, RTM_DELLINK, 0, &ifi, sizeof ifi);
+	if (nla_put(&b, IFLA_IFNAME, ifname, strlen(ifname) + 1) == NULL)
+		return -ENOBUFS;
+	return nl_talk(nl, &b);
+}
+
+static int
+link_up(int nl, int index)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = index,
+		.ifi_flags = IFF_UP, .ifi_change = IFF_UP };
+	struct nlbuf b;
+
+	nl_init(&b, RTM_NEWLINK, 0, &ifi, sizeof ifi);
+	return nl_talk(nl, &b);
+}
+
+static int
+addr_add(int nl, int index, uint32_t addr)
+{
+	struct ifaddrmsg ifa = { .ifa_family = AF_INET, .ifa_prefixlen = 30,
+		.ifa_scope = RT_SCOPE_UNIVERSE, .ifa_index = (unsigned)index };
+	struct nlbuf b;
+	uint32_t a = htonl(addr);
+
+	nl_init(&b, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &ifa, sizeof ifa);
+	if (nla_put(&b, IFA_LOCAL, &a, 4) == NULL || nla_put(&b, IFA_ADDRESS, &a, 4) == NULL)
+		return -ENOBUFS;
+	return nl_talk(nl, &b);
+}
+
+static int
+route_default(int nl, int index, uint32_t gw)
+{
+	struct rtmsg rt = { .rtm_family = AF_INET, .rtm_table = RT_TABLE_MAIN,
+		.rtm_protocol = RTPROT_BOOT, .rtm_scope = RT_SCOPE_UNIVERSE,
+		.rtm_type = RTN_UNICAST };
+	struct nlbuf b;
+	uint32_t g = htonl(gw);
+
+	nl_init(&b, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, &rt, sizeof rt);
+	if (nla_put(&b, RTA_GATEWAY, &g, 4) == NULL || nla_put(&b, RTA_OIF, &index, 4) == NULL)
+		return -ENOBUFS;
+	return nl_talk(nl, &b);
+}
+
+static int
+nl_socket(void)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	struct timeval tv = { 5, 0 };
+
+	if (fd != -1)
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	return fd;
+}
+
+/*
+ * The sandbox's end, configured from here: a netlink socket made inside the
+ * sandbox's network namespace keeps working there after we leave it. IPv6 is
+ * switched off on it (the rules refuse IPv6 anyway).
+ */
+static int
+config_inside(pid_t pid, uint32_t addr, uint32_t gw, struct sbx_err *e)
+{
+	char p[64];
+	int self = -1, target = -1, nl = -1, rc, index;
+
+	snprintf(p, sizeof p, "/proc/%d/ns/net", (int)pid);
+	if ((self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1 ||
+	    (target = open(p, O_RDONLY | O_CLOEXEC)) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "open %s", p);
+		goto out;
+	}
+	if (setns(target, CLONE_NEWNET) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "enter the sandbox's network namespace");
+		goto out;
+	}
+	nl = nl_socket();
+	sbx_write_str("/proc/sys/net/ipv6/conf/eth0/disable_ipv6", "1");
+	index = (int)if_nametoindex("eth0");
+	if (setns(self, CLONE_NEWNET) == -1) {
+		/* Staying in the sandbox's namespace would be worse than dying. */
+		abort();
+	}
+	if (nl == -1 || index == 0) {
+		sbx_err_sys(e, SBX_EX_OSERR, "the sandbox's eth0");
+		goto out;
+	}
+	if ((rc = addr_add(nl, index, addr)) < 0 || (rc = link_up(nl, index)) < 0 ||
+	    (rc = route_default(nl, index, gw)) < 0) {
+		errno = -rc;
+		sbx_err_sys(e, SBX_EX_OSERR, "configure the sandbox's eth0");
+		goto out;
+	}
+	close(nl);
+	close(self);
+	close(target);
+	return 0;
+out:
+	if (nl != -1)
+		close(nl);
+	if (self != -1)
+		close(self);
+	if (target != -1)
+		close(target);
+	return -1;
+}
+
+/* The address pool and its leases */
+
+struct lease {
+	uint32_t net;            /* the /30's network address */
+	char root[1024], id[SBX_ID_MAX + 1];
+	long long pid, ticks, relay_pid, relay_ticks;
+};
+
+static void
+names_for(uint32_t net, char *ifname, size_t ifsize, char *table, size_t tsize)
+{
+	if (ifname)
+		snprintf(ifname, ifsize, "sbx-%08x", net);
+	if (table)
+		snprintf(table, tsize, "sbx_%08x", net);
+}
+
+/* NFLOG groups 16384..49151: one per /30 of any pool of /15 or smaller. */
+static unsigned
+group_for(uint32_t net)
+{
+	return 16384 + ((net >> 2) & 0x7fff);
+}
+
+static int
+pool_get(uint32_t *base, int *prefix, struct sbx_err *e)
+{
+	const char *v = getenv("SBX_NET_POOL");
+	char buf[64], *slash, *end;
+	struct in_addr a;
+	long pl;
+
+	snprintf(buf, sizeof buf, "%s", v && *v ? v : SBX_NET_POOL_DEFAULT);
+	if ((slash = strchr(buf, '/')) == NULL)
+		goto bad;
+	*slash = '\0';
+	pl = strtol(slash + 1, &end, 10);
+	if (*end != '\0' || pl < 15 || pl > 30 || inet_pton(AF_INET, buf, &a) != 1)
+		goto bad;
+	*prefix = (int)pl;
+	*base = ntohl(a.s_addr) & (0xffffffffU << (32 - pl));
+	return 0;
+bad:
+	return sbx_err_set(e, SBX_EX_DATAERR, "SBX_NET_POOL '%s' is not an IPv4 CIDR from /15 "
+	    "to /30", v);
+}
+
+static int
+lease_path(uint32_t net, char *buf, size_t size)
+{
+	struct in_addr a = { htonl(net) };
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &a, ip, sizeof ip);
+	return snprintf(buf, size, "%s/%s", SBX_NET_RUN_DIR, ip) >= (int)size ? -1 : 0;
+}
+
+static int
+lease_write(const struct lease *l, int create, struct sbx_err *e)
+{
+	char path[256], text[LEASE_MAX];
+	int n;
+
+	lease_path(l->net, path, sizeof path);
+	n = snprintf(text, sizeof text, "root %s\nsandbox %s\npid %lld\nticks %lld\n"
+	    "relay_pid %lld\nrelay_ticks %lld\n", l->root, l->id, l->pid, l->ticks,
+	    l->relay_pid, l->relay_ticks);
+	if (n < 0 || n >= (int)sizeof text)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "lease too long");
+	return create ? sbx_write_atomic_new(path, text, (size_t)n, 0644, e) :
+	    sbx_write_atomic_nosync(path, text, (size_t)n, 0644, e);
+}
+
+static int
+lease_read(uint32_t net, struct lease *l)
+{
+	char path[256], text[LEASE_MAX], *line, *save = NULL;
+	ssize_t n;
+
+	memset(l, 0, sizeof *l);
+	l->net = net;
+	if (lease_path(net, path, sizeof path) == -1 || (n = sbx_read_str(path, text,
+	    sizeof text)) < 0)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "root ", 5) == 0)
+			snprintf(l->root, sizeof l->root, "%s", line + 5);
+		else if (strncmp(line, "sandbox ", 8) == 0)
+			snprintf(l->id, sizeof l->id, "%s", line + 8);
+		else if (sscanf(line, "pid %lld", &l->pid) != 1 && sscanf(line, "ticks %lld",
+		    &l->ticks) != 1 && sscanf(line, "relay_pid %lld", &l->relay_pid) != 1)
+			sscanf(line, "relay_ticks %lld", &l->relay_ticks);
+	}
+	return 0;
+}
+
+/* Is any address of the host's interfaces in, or on a subnet around, net/30? */
+static int
+clashes(const struct ifaddrs *ifs, uint32_t net)
+{
+	const struct ifaddrs *i;
+
+	for (i = ifs; i; i = i->ifa_next) {
+		uint32_t a, mask;
+
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET || i->ifa_netmask == NULL)
+			continue;
+		a = ntohl(((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr);
+		mask = ntohl(((const struct sockaddr_in *)(const void *)i->ifa_netmask)->sin_addr.s_addr);
+		if (mask < 0xfffffffcU)
+			mask = mask == 0 ? 0 : mask;
+		else
+			mask = 0xfffffffcU;
+		if ((a & mask) == (net & mask))
+			return 1;
+	}
+	return 0;
+}
+
+/* Take the next free /30 after the last one handed out (so an address just
+ * freed is the last to be used again), under the pool's lock. */
+static int
+lease_take(const struct sbx_store *s, const struct sbx_manifest *m, pid_t pid,
+    struct lease *l, struct sbx_err *e)
+{
+	char path[256], buf[32];
+	struct ifaddrs *ifs = NULL;
+	uint32_t base, slots, cursor = 0, k;
+	int prefix, lock, r = -1;
+
+	if (pool_get(&base, &prefix, e) == -1 ||
+	    sbx_mkdir_p(SBX_NET_RUN_DIR, 0755, e) == -1)
+		return -1;
+	snprintf(path, sizeof path, "%s/lock", SBX_NET_RUN_DIR);
+	if ((lock = sbx_lock_file(path, 1, e)) == -1)
+		return -1;
+	if (getifaddrs(&ifs) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "getifaddrs");
+		goto out;
+	}
+	slots = 1U << (30 - prefix);
+	snprintf(path, sizeof path, "%s/cursor", SBX_NET_RUN_DIR);
+	if (sbx_read_str(path, buf, sizeof buf) > 0)
+		cursor = (uint32_t)strtoul(buf, NULL, 10);
+	for (k = 1; k <= slots; k++) {
+		uint32_t slot = (cursor + k) % slots, net = base + slot * 4;
+
+		if (lease_path(net, path, sizeof path) == -1 || access(path, F_OK) == 0 ||
+		    clashes(ifs, net))
+			continue;
+		memset(l, 0, sizeof *l);
+		l->net = net;
+		snprintf(l->root, sizeof l->root, "%s", s->root);
+		snprintf(l->id, sizeof l->id, "%s", m->sandbox_id);
+		l->pid = pid;
+		l->ticks = (long long)sbx_proc_starttime(pid);
+		if (lease_write(l, 1, e) == -1)
+			goto out;
+		snprintf(buf, sizeof buf, "%u\n", slot);
+		snprintf(path, sizeof path, "%s/cursor", SBX_NET_RUN_DIR);
+		sbx_write_atomic_nosync(path, buf, strlen(buf), 0644, NULL);
+		r = 0;
+		goto out;
+	}
+	sbx_err_set(e, SBX_EX_TEMPFAIL, "no free address in the sandbox network pool %s "
+	    "(SBX_NET_POOL)", getenv("SBX_NET_POOL") ? getenv("SBX_NET_POOL") :
+	    SBX_NET_POOL_DEFAULT);
+out:
+	if (ifs)
+		freeifaddrs(ifs);
+	close(lock);
+	return r;
+}
+
+static int
+lease_of(const struct sbx_manifest *m, uint32_t *net)
+{
+	struct in_addr a;
+	char buf[32];
+
+	if (m->rt.net_addr == NULL)
+		return -1;
+	snprintf(buf, sizeof buf, "%s", m->rt.net_addr);
+	buf[strcspn(buf, "/")] = '\0';
+	if (inet_pton(AF_INET, buf, &a) != 1)
+		return -1;
+	*net = ntohl(a.s_addr) & 0xfffffffcU;
+	return 0;
+}
+
+/* The rules */
+
+static void
+addr_str(uint32_t a, char *buf, size_t size)
+{
+	struct in_addr in = { htonl(a) };
+
+	inet_ntop(AF_INET, &in, buf, (socklen_t)size);
+}
+
+/* Elements "ADDR[/LEN] . LO[-HI]" of the rules with or without a prefix below 32. */
+static int
+elements(const struct sbx_egress *p, int exact, char *buf, size_t size)
+{
+	size_t i, used = 0;
+	char a[INET_ADDRSTRLEN];
+	int n, any = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < p->n; i++) {
+		const struct sbx_egress_rule *r = &p->r[i];
+
+		if ((r->prefix == 32) != exact)
+			continue;
+		addr_str(r->addr, a, sizeof a);
+		if (r->port_lo == r->port_hi)
+			n = snprintf(buf + used, size - used, "%s%s/%d . %u", any ? ", " : "", a,
+			    r->prefix, r->port_lo);
+		else
+			n = snprintf(buf + used, size - used, "%s%s/%d . %u-%u", any ? ", " : "", a,
+			    r->prefix, r->port_lo, r->port_hi);
+		if (n < 0 || (size_t)n >= size - used)
+			return -1;
+		used += (size_t)n;
+		any = 1;
+	}
+	return any;
+}
+
+static int
+rules_add(uint32_t net, const struct sbx_egress *p, uint32_t pool, int pool_prefix,
+    unsigned port, struct sbx_err *e)
+{
+	char ifname[IFNAMSIZ], table[32], poolstr[INET_ADDRSTRLEN], sandbox[INET_ADDRSTRLEN];
+	char *cmd = NULL;
+	char *ex = NULL, *cidr = NULL, set_ex[64 * 1024 + 64], set_cidr[64 * 1024 + 64];
+	size_t big = 64 * 1024;
+	int r = -1, nex, ncidr;
+
+	names_for(net, ifname, sizeof ifname, table, sizeof table);
+	addr_str(pool, poolstr, sizeof poolstr);
+	addr_str(net + 2, sandbox, sizeof sandbox);
+	if ((ex = malloc(big)) == NULL || (cidr = malloc(big)) == NULL) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	if ((nex = elements(p, 1, ex, big)) == -1 || (ncidr = elements(p, 0, cidr, big)) == -1) {
+		sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: too many entries");
+		goto out;
+	}
+	snprintf(set_ex, sizeof set_ex, nex ? "elements = { %s }" : "%s", ex);
+	snprintf(set_cidr, sizeof set_cidr, ncidr ? "elements = { %s }" : "%s", cidr);
+	/*
+	 * Before routing (the host does not forward, and a packet it would not
+	 * forward is dropped without an answer): what the policy allows goes on to
+	 * the redirect; the rest is logged to the relay and refused at once. A
+	 * packet from any address but the sandbox's is dropped without an answer
+	 * (an answer would go to whatever address it forged).
+	 * Exact entries may name the host's own addresses; ranges never reach them,
+	 * the pool's other sandboxes, link-local (cloud metadata) or multicast.
+	 */
+	if (asprintf(&cmd,
+	    "table inet %1$s {\n"
+	    " set exact { type ipv4_addr . inet_service; flags interval; %2$s }\n"
+	    " set ranges { type ipv4_addr . inet_service; flags interval; %3$s }\n"
+	    " chain refuse {\n"
+	    "  log group %4$u\n"
+	    "  meta l4proto tcp reject with tcp reset\n"
+	    "  reject with icmpx admin-prohibited\n"
+	    " }\n"
+	    " chain from_sandbox {\n"
+	    "  type filter hook prerouting priority -150; policy accept;\n"
+	    "  iifname != \"%5$s\" return\n"
+	    "  ip saddr != %9$s log group %4$u drop\n"
+	    "  ct state established ct status dnat accept\n"
+	    "  ip daddr . tcp dport @exact ct state new accept\n"
+	    "  fib daddr type { local, broadcast, multicast } goto refuse\n"
+	    "  ip daddr { 169.254.0.0/16, 224.0.0.0/3, %6$s/%7$d } goto refuse\n"
+	    "  ip daddr . tcp dport @ranges ct state new accept\n"
+	    "  goto refuse\n"
+	    " }\n"
+	    " chain to_relay {\n"
+	    "  type nat hook prerouting priority dstnat; policy accept;\n"
+	    "  iifname \"%5$s\" meta l4proto tcp redirect to :%8$u\n"
+	    " }\n"
+	    "}\n", table, set_ex, set_cidr, group_for(net), ifname, poolstr, pool_prefix,
+	    port, sandbox) == -1) {
+		cmd = NULL;
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	r = nft_cmd(cmd, NULL, e);
+out:
+	free(cmd);
+	free(ex);
+	free(cidr);
+	return r;
+}
+
+static int
+rules_del(uint32_t net, struct sbx_err *e)
+{
+	char table[32], cmd[96];
+
+	names_for(net, NULL, 0, table, sizeof table);
+	/* "destroy" would not fail on a missing table, but nft 1.0.6 lacks it. */
+	snprintf(cmd, sizeof cmd, "delete table inet %s\n", table);
+	if (nft_cmd(cmd, NULL, e) == -1) {
+		if (strstr(e->msg, "No such file") != NULL)
+			return 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* The pieces */
+
+int
+sbx_net_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	struct sbx_egress p;
+	uint32_t base;
+	int prefix;
+
+	if (!sbx_net_wanted(m))
+		return 0;
+	if (m->allowed_egress.n == 0)
+		return sbx_err_set(e, SBX_EX_DATAERR, "network_policy egress-allow-list: "
+		    "allowed_egress is empty (use deny-all for no network)");
+	if (s->rootless)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy egress-allow-list cannot "
+		    "be enforced without root: its veth pair and host firewall rules need "
+		    "CAP_NET_ADMIN on the host, and user-mode networking (pasta, slirp4netns) "
+		    "needs /dev/net/tun, which is root-only here; refusing to provision");
+	if (pool_get(&base, &prefix, e) == -1 || nft_load(e) == -1)
+		return -1;
+	/* Syntax and IPv6 now; names are resolved when the sandbox is made. */
+	{
+		struct sbx_strv none = { NULL, 0 };
+
+		if (sbx_egress_parse(&m->allowed_egress, &none, &p, e) == -1)
+			return -1;
+		sbx_egress_free(&p);
+	}
+	return 0;
+}
+
+int
+sbx_net_prepare(struct sbx_manifest *m, struct sbx_err *e)
+{
+	if (!sbx_net_wanted(m))
+		return 0;
+	return sbx_egress_resolve(&m->allowed_egress, &m->rt.egress_pins, e);
+}
+
+static int
+relay_sockets(const struct sbx_store *s, const struct sbx_manifest *m, uint32_t host,
+    unsigned group, int *lfd, int *nfd, int *cfd, unsigned *port, struct sbx_err *e)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr = { htonl(host) } };
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	socklen_t len = sizeof sin;
+	int one = 1;
+
+	*lfd = *nfd = *cfd = -1;
+	if ((*lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 ||
+	    setsockopt(*lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == -1 ||
+	    bind(*lfd, (struct sockaddr *)&sin, sizeof sin) == -1 || listen(*lfd, 256) == -1 ||
+	    getsockname(*lfd, (struct sockaddr *)&sin, &len) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "the relay's listening socket");
+	*port = ntohs(sin.sin_port);
+	if ((*nfd = sbx_relay_nflog_open(group, e)) == -1)
+		return -1;
+	if (sbx_store_path(s, m->sandbox_id, "net.sock", sun.sun_path, sizeof sun.sun_path,
+	    NULL) == -1)
+		return sbx_err_set(e, SBX_EX_CANTCREAT, "the state root's path is too long for the "
+		    "relay's socket (at most %zu bytes)", sizeof sun.sun_path - 40);
+	unlink(sun.sun_path);
+	if ((*cfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 ||
+	    bind(*cfd, (struct sockaddr *)&sun, sizeof sun) == -1 || listen(*cfd, 16) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "the relay's socket %s", sun.sun_path);
+	chmod(sun.sun_path, 0600);
+	return 0;
+}
+
+static pid_t
+relay_start(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_egress *p,
+    uint32_t sandbox, int fds[3], pid_t init, struct sbx_err *e)
+{
+	struct sbx_relay_cfg c = { s, m->sandbox_id, p, sandbox, fds[0], fds[1], fds[2], -1 };
+	pid_t pid;
+	int null;
+
+	if ((c.init_pidfd = (int)syscall(SYS_pidfd_open, init, 0)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "pidfd_open");
+	if ((pid = fork()) == -1) {
+		close(c.init_pidfd);
+		return sbx_err_sys(e, SBX_EX_OSERR, "start the relay");
+	}
+	if (pid == 0) {
+		int keep[4] = { c.listen_fd, c.nflog_fd, c.ctl_fd, c.init_pidfd }, fd, i;
+
+		setsid();
+		if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		/* Only our four descriptors survive (the sandbox's lock is among the rest). */
+		for (fd = 3; fd < 1024; fd++) {
+			for (i = 0; i < 4 && keep[i] != fd; i++)
+				;
+			if (i == 4)
+				close(fd);
+		}
+		prctl(PR_SET_NAME, "sbx-relay", 0, 0, 0);
+		sbx_relay_main(&c);
+	}
+	close(c.init_pidfd);
+	return pid;
+}
+
+int
+sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, struct sbx_err *e)
+{
+	struct sbx_egress p;
+	struct lease l;
+	char ifname[IFNAMSIZ], buf[64], ctl[1200];
+	uint32_t pool;
+	int nl = -1, fds[3] = { -1, -1, -1 }, rc, index, pool_prefix, i;
+	unsigned port = 0;
+	pid_t relay;
+
+	if (!sbx_net_wanted(m))
+		return 0;
+	if (sbx_egress_parse(&m->allowed_egress, &m->rt.egress_pins, &p, e) == -1)
+		return -1;
+	if (pool_get(&pool, &pool_prefix, e) == -1 || lease_take(s, m, pid, &l, e) == -1) {
+		sbx_egress_free(&p);
+		return -1;
+	}
+	addr_str(l.net, buf, sizeof buf);
+	snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "/30");
+	free(m->rt.net_addr);
+	if ((m->rt.net_addr = strdup(buf)) == NULL) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto fail;
+	}
+	names_for(l.net, ifname, sizeof ifname, NULL, 0);
+	if ((nl = nl_socket()) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "netlink");
+		goto fail;
+	}
+	if ((rc = veth_create(nl, ifname, pid)) < 0) {
+		errno = -rc;
+		sbx_err_sys(e, SBX_EX_OSERR, "create veth %s", ifname);
+		goto fail;
+	}
+	snprintf(buf, sizeof buf, "/proc/sys/net/ipv6/conf/%s/disable_ipv6", ifname);
+	sbx_write_str(buf, "1");
+	if ((index = (int)if_nametoindex(ifname)) == 0 || (rc = addr_add(nl, index, l.net + 1)) < 0) {
+		errno = index == 0 ? errno : -rc;
+		sbx_err_sys(e, SBX_EX_OSERR, "address of %s", ifname);
+		goto fail;
+	}
+	if (config_inside(pid, l.net + 2, l.net + 1, e) == -1 ||
+	    relay_sockets(s, m, l.net + 1, group_for(l.net), &fds[0], &fds[1], &fds[2], &port,
+	    e) == -1)
+		goto fail;
+	if ((relay = relay_start(s, m, &p, l.net + 2, fds, pid, e)) == -1)
+		goto fail;
+	m->rt.relay_pid = relay;
+	m->rt.relay_start_ticks = (long long)sbx_proc_starttime(relay);
+	l.relay_pid = relay;
+	l.relay_ticks = m->rt.relay_start_ticks;
+	lease_write(&l, 0, NULL);
+	for (i = 0; i < 3; i++) {
+		close(fds[i]);
+		fds[i] = -1;
+	}
+	/* The host's end comes up only once the rules are in place. */
+	if (rules_add(l.net, &p, pool, pool_prefix, port, e) == -1)
+		goto fail;
+	if ((rc = link_up(nl, index)) < 0) {
+		errno = -rc;
+		sbx_err_sys(e, SBX_EX_OSERR, "bring up %s", ifname);
+		goto fail;
+	}
+	close(nl);
+	sbx_egress_free(&p);
+	return 0;
+fail:
+	for (i = 0; i < 3; i++)
+		if (fds[i] != -1)
+			close(fds[i]);
+	if (nl != -1)
+		close(nl);
+	sbx_egress_free(&p);
+	{
+		struct sbx_err ignored;
+
+		sbx_net_destroy(s, m, &ignored);
+	}
+	if (sbx_store_path(s, m->sandbox_id, "net.sock", ctl, sizeof ctl, NULL) == 0)
+		unlink(ctl);
+	return -1;
+}
+
+static void
+stop(long long pid, long long ticks)
+{
+	int fd;
+
+	if (pid <= 0 || !sbx_proc_alive((pid_t)pid, (unsigned long long)ticks))
+		return;
+	fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	/* TERM: it writes its last audit events; KILL after a second. */
+	kill((pid_t)pid, SIGTERM);
+	if (fd != -1) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+
+		if (poll(&pf, 1, 1000) == 0)
+			kill((pid_t)pid, SIGKILL);
+		close(fd);
+	}
+}
+
+/* Everything of one lease, missing pieces being fine; the lease goes last. */
+static int
+teardown(uint32_t net, long long relay_pid, long long relay_ticks, struct sbx_err *e)
+{
+	char ifname[IFNAMSIZ], path[256];
+	int nl, r = 0, rc;
+
+	stop(relay_pid, relay_ticks);
+	names_for(net, ifname, sizeof ifname, NULL, 0);
+	if (rules_del(net, e) == -1)
+		r = -1;
+	if ((nl = nl_socket()) != -1) {
+		if ((rc = link_del(nl, ifname)) < 0 && rc != -ENODEV && r == 0) {
+			errno = -rc;
+			r = sbx_err_sys(e, SBX_EX_OSERR, "delete %s", ifname);
+		}
+		close(nl);
+	}
+	if (r == 0 && lease_path(net, path, sizeof path) == 0)
+		unlink(path);
+	return r;
+}
+
+int
+sbx_net_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	struct lease l;
+	uint32_t net;
+	char ctl[1200];
+
+	if (!sbx_net_wanted(m) || lease_of(m, &net) == -1)
+		return 0;
+	if (sbx_store_path(s, m->sandbox_id, "net.sock", ctl, sizeof ctl, NULL) == 0)
+		unlink(ctl);
+	/* Only our own lease: another sandbox may hold the address by now. */
+	if (lease_read(net, &l) == -1 || strcmp(l.root, s->root) != 0 ||
+	    strcmp(l.id, m->sandbox_id) != 0)
+		return 0;
+	return teardown(net, m->rt.relay_pid, m->rt.relay_start_ticks, e);
+}
+
+int
+sbx_net_counts(const struct sbx_store *s, const struct sbx_manifest *m,
+    struct sbx_relay_counts *c, struct sbx_err *e)
+{
+	char path[1200];
+
+	memset(c, 0, sizeof *c);
+	if (!sbx_net_wanted(m))
+		return 0;
+	if (sbx_store_path(s, m->sandbox_id, "net.sock", path, sizeof path, e) == -1)
+		return -1;
+	return sbx_relay_query(path, c, e);
+}
+
+void
+sbx_net_trace(const struct sbx_relay_counts *before, const struct sbx_relay_counts *after,
+    struct sbx_trace *t)
+{
+	char line[160];
+	size_t i, j;
+
+	t->egress_denied = after->denied - before->denied;
+	t->egress_sent_bytes = after->sent - before->sent;
+	t->egress_received_bytes = after->received - before->received;
+	for (i = 0; i < after->n; i++) {
+		struct sbx_relay_dest d = after->d[i];
+
+		for (j = 0; j < before->n; j++)
+			if (strcmp(before->d[j].name, d.name) == 0) {
+				d.sent -= before->d[j].sent;
+				d.received -= before->d[j].received;
+				d.denied -= before->d[j].denied;
+				break;
+			}
+		if (d.sent == 0 && d.received == 0 && d.denied == 0)
+			continue;
+		snprintf(line, sizeof line, "%s sent=%lld received=%lld denied=%lld", d.name, d.sent,
+		    d.received, d.denied);
+		sbx_strv_add(&t->egress_destinations, line);
+	}
+}
+
+int
+sbx_net_gc(int dry_run, void (*report)(void *ctx, const char *kind, const char *name),
+    void *ctx)
+{
+	DIR *d;
+	struct dirent *de;
+	struct sbx_err e;
+	char *out = NULL, *line, *save = NULL, path[256];
+	struct if_nameindex *ifs, *i;
+	struct lease l;
+	struct in_addr a;
+	uint32_t net;
+	int lock;
+
+	snprintf(path, sizeof path, "%s/lock", SBX_NET_RUN_DIR);
+	if (access(SBX_NET_RUN_DIR, F_OK) == -1 || (lock = sbx_lock_file(path, 1, &e)) == -1)
+		return 0;
+	/* Leases whose sandbox's init is gone. */
+	if ((d = opendir(SBX_NET_RUN_DIR)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (inet_pton(AF_INET, de->d_name, &a) != 1)
+				continue;
+			net = ntohl(a.s_addr);
+			if (lease_read(net, &l) == -1 || (l.pid > 0 &&
+			    sbx_proc_alive((pid_t)l.pid, (unsigned long long)l.ticks)))
+				continue;
+			report(ctx, "netlease", de->d_name);
+			if (!dry_run)
+				teardown(net, l.relay_pid, l.relay_ticks, &e);
+		}
+		closedir(d);
+	}
+	/* Tables and veths of ours that no lease names. */
+	if (nft_cmd("list tables inet\n", &out, &e) == 0) {
+		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			unsigned v;
+			char name[64];
+
+			if (sscanf(line, "table inet sbx_%8x", &v) != 1 || lease_path(v, path,
+			    sizeof path) == -1 || access(path, F_OK) == 0)
+				continue;
+			snprintf(name, sizeof name, "sbx_%08x", v);
+			report(ctx, "nft-table", name);
+			if (!dry_run)
+				rules_del(v, &e);
+		}
+		free(out);
+	}
+	if ((ifs = if_nameindex()) != NULL) {
+		for (i = ifs; i->if_index; i++) {
+			unsigned v;
+			int nl;
+
+			if (sscanf(i->if_name, "sbx-%8x", &v) != 1 || lease_path(v, path,
+			    sizeof path) == -1 || access(path, F_OK) == 0)
+				continue;
+			report(ctx, "veth", i->if_name);
+			if (!dry_run && (nl = nl_socket()) != -1) {
+				link_del(nl, i->if_name);
+				close(nl);
+			}
+		}
+		if_freenameindex(ifs);
+	}
+	close(lock);
+	return 0;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox's network under network_policy egress-allow-list: a veth pair
+ * whose addresses come from a host-wide pool (leases in /run/sbx/net), an
+ * nftables table per sandbox on the host side that refuses everything the
+ * policy does not allow and redirects the rest to the sandbox's relay
+ * (relay.c). Nothing host-global is changed: no forwarding, no NAT of the
+ * host's traffic.
+ */
+#ifndef SBX_NET_H
+#define SBX_NET_H
+
+#include <sys/types.h>
+
+#include "error.h"
+#include "manifest.h"
+#include "relay.h"
+#include "state.h"
+
+#define SBX_NET_POOL_DEFAULT "10.87.0.0/16"
+#define SBX_NET_RUN_DIR "/run/sbx/net"
+
+/* Can the caller enforce m's network policy here? Exit 69 naming why not. */
+int sbx_net_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+/* Before the root filesystem is made: pin host names (m->rt.egress_pins). */
+int sbx_net_prepare(struct sbx_manifest *m, struct sbx_err *e);
+/* After init (pid) is cloned and before it goes on: lease, veth pair,
+ * addresses, relay, rules. Fills m->rt.net_addr and the relay's PID. */
+int sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid,
+    struct sbx_err *e);
+/* Remove the rules, the veth (if the kernel has not), the relay and the lease. */
+int sbx_net_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+/* The relay's counters now (for a run's trace). */
+int sbx_net_counts(const struct sbx_store *s, const struct sbx_manifest *m,
+    struct sbx_relay_counts *c, struct sbx_err *e);
+/* A run's figures: what changed between two readings of the counters. */
+void sbx_net_trace(const struct sbx_relay_counts *before, const struct sbx_relay_counts *after,
+    struct sbx_trace *t);
+/* Leases whose sandbox is gone, and tables and veths no lease names:
+ * removed (or, with dry_run, reported). kind is "netlease", "nft-table" or "veth". */
+int sbx_net_gc(int dry_run, void (*report)(void *ctx, const char *kind, const char *name),
+    void *ctx);
+/* Does m's policy give the sandbox a network of its own (a veth)? */
+int sbx_net_wanted(const struct sbx_manifest *m);
+
+#endif

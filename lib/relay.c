@@ -1,0 +1,700 @@
+/* SPDX-License-Identifier: MIT */
+/* The egress relay: see relay.h. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_log.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "relay.h"
+#include "util.h"
+
+#ifndef SO_ORIGINAL_DST
+#define SO_ORIGINAL_DST 80
+#endif
+
+#define BUF_SIZE 65536
+#define INSPECT_MAX 16384
+#define MAX_CONNS 512
+#define MAX_DESTS 4096
+#define AUDIT_EVERY_S 10.0
+
+/* The sandbox's side and the world's side of one connection. */
+struct pipe_half {
+	char *buf;
+	size_t off, len;
+	int eof, shut;
+};
+
+enum { C_CONNECTING, C_INSPECT, C_OPEN };
+
+struct conn {
+	int cfd, ufd, state, need_name;
+	struct pipe_half up, down;      /* up: sandbox to world */
+	size_t dest;
+	const char *names[16];
+};
+
+struct dest {
+	struct sbx_relay_dest d;
+	long long unreported;
+	double last_audit;
+	char why[96];
+};
+
+static struct dest *dests;
+static size_t n_dests;
+static struct conn *conns[MAX_CONNS];
+static const struct sbx_relay_cfg *cfg;
+static volatile sig_atomic_t quit;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static size_t
+dest_of(const char *name)
+{
+	struct dest *nd;
+	size_t i;
+
+	for (i = 0; i < n_dests; i++)
+		if (strcmp(dests[i].d.name, name) == 0)
+			return i;
+	if (n_dests == MAX_DESTS)
+		return MAX_DESTS - 1;  /* the last one takes the overflow */
+	if ((nd = realloc(dests, (n_dests + 1) * sizeof *nd)) == NULL)
+		return n_dests ? n_dests - 1 : 0;
+	dests = nd;
+	memset(&dests[n_dests], 0, sizeof *dests);
+	snprintf(dests[n_dests].d.name, sizeof dests[n_dests].d.name, "%s", name);
+	return n_dests++;
+}
+
+static void
+audit_flush(struct dest *d, double now)
+{
+	char detail[256];
+
+	if (d->unreported == 0)
+		return;
+	snprintf(detail, sizeof detail, "destination=%s count=%lld%s%s", d->d.name,
+	    d->unreported, d->why[0] ? " reason=" : "", d->why);
+	sbx_audit(cfg->s, cfg->sandbox_id, "egress-denied", "refused", detail, NULL);
+	d->unreported = 0;
+	d->last_audit = now;
+}
+
+/* One refusal: counted now, written to the audit log at most every 10 s per
+ * destination (the first at once). */
+static void
+denied(size_t i, const char *why)
+{
+	struct dest *d = &dests[i];
+	double now = sbx_monotonic();
+
+	d->d.denied++;
+	d->unreported++;
+	snprintf(d->why, sizeof d->why, "%s", why ? why : "");
+	if (d->last_audit == 0 || now - d->last_audit >= AUDIT_EVERY_S)
+		audit_flush(d, now);
+}
+
+/* NFLOG: the headers of packets the rules refused. */
+
+static int
+nflog_cfg(int fd, unsigned group, unsigned short type, const void *data, size_t len)
+{
+	char buf[256], rbuf[1024];
+	struct nlmsghdr *h = (struct nlmsghdr *)(void *)buf;
+	struct nfgenmsg *g;
+	struct nlattr *a;
+	ssize_t n;
+
+	memset(buf, 0, sizeof buf);
+	h->nlmsg_len = NLMSG_LENGTH(sizeof *g);
+	h->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	g = NLMSG_DATA(h);
+	g->nfgen_family = AF_UNSPEC;
+	g->version = NFNETLINK_V0;
+	g->res_id = htons((unsigned short)group);
+	a = (struct nlattr *)(void *)(buf + NLMSG_ALIGN(h->nlmsg_len));
+	a->nla_type = type;
+	a->nla_len = (unsigned short)(NLA_HDRLEN + len);
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + NLA_ALIGN(a->nla_len);
+	if (send(fd, buf, h->nlmsg_len, 0) == -1)
+		return -1;
+	for (;;) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+
+		if (poll(&pf, 1, 2000) != 1)
+			return errno = ETIMEDOUT, -1;
+		if ((n = recv(fd, rbuf, sizeof rbuf, 0)) == -1)
+			return -1;
+		for (h = (struct nlmsghdr *)(void *)rbuf; NLMSG_OK(h, (size_t)n);
+		    h = NLMSG_NEXT(h, n))
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				int err = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+
+				return err ? (errno = -err, -1) : 0;
+			}
+	}
+}
+
+int
+sbx_relay_nflog_open(unsigned group, struct sbx_err *e)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct nfulnl_msg_config_cmd bind_cmd = { NFULNL_CFG_CMD_BIND };
+	struct nfulnl_msg_config_mode mode = { htonl(128), NFULNL_COPY_PACKET, 0 };
+	uint32_t qthresh = htonl(1);
+	int fd, rcvbuf = 1 << 20;
+
+	if ((fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    NETLINK_NETFILTER)) == -1 || bind(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "netfilter log socket");
+		goto fail;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+	/* One message per packet at once (the default batches for a second). */
+	if (nflog_cfg(fd, group, NFULA_CFG_CMD, &bind_cmd, sizeof bind_cmd) == -1 ||
+	    nflog_cfg(fd, group, NFULA_CFG_MODE, &mode, sizeof mode) == -1 ||
+	    nflog_cfg(fd, group, NFULA_CFG_QTHRESH, &qthresh, sizeof qthresh) == -1) {
+		sbx_err_sys(e, errno == EBUSY ? SBX_EX_TEMPFAIL : SBX_EX_OSERR,
+		    "bind netfilter log group %u", group);
+		goto fail;
+	}
+	return fd;
+fail:
+	if (fd != -1)
+		close(fd);
+	return -1;
+}
+
+static void
+nflog_packet(const unsigned char *p, size_t len)
+{
+	char name[64], ip[INET_ADDRSTRLEN];
+	struct in_addr dst;
+	size_t ihl;
+
+	if (len < 20 || (p[0] >> 4) != 4)
+		return;
+	ihl = (size_t)(p[0] & 15) * 4;
+	memcpy(&dst, p + 16, 4);
+	inet_ntop(AF_INET, &dst, ip, sizeof ip);
+	if ((p[9] == IPPROTO_TCP || p[9] == IPPROTO_UDP) && len >= ihl + 4)
+		snprintf(name, sizeof name, "%s %s:%u", p[9] == IPPROTO_TCP ? "tcp" : "udp", ip,
+		    (unsigned)(p[ihl + 2] << 8 | p[ihl + 3]));
+	else if (p[9] == IPPROTO_ICMP)
+		snprintf(name, sizeof name, "icmp %s", ip);
+	else
+		snprintf(name, sizeof name, "proto-%u %s", p[9], ip);
+	denied(dest_of(name), NULL);
+}
+
+/* Read every message queued so far. */
+static void
+nflog_drain(int fd)
+{
+	static char buf[65536];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+		struct nlmsghdr *h;
+
+		for (h = (struct nlmsghdr *)(void *)buf; NLMSG_OK(h, (size_t)n);
+		    h = NLMSG_NEXT(h, n)) {
+			struct nlattr *a;
+			int rem;
+
+			if (h->nlmsg_type != ((NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET))
+				continue;
+			a = (struct nlattr *)(void *)((char *)NLMSG_DATA(h) +
+			    NLMSG_ALIGN(sizeof(struct nfgenmsg)));
+			rem = (int)h->nlmsg_len - (int)NLMSG_LENGTH(NLMSG_ALIGN(sizeof(struct nfgenmsg)));
+			while (rem >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+			    (int)a->nla_len <= rem) {
+				if ((a->nla_type & NLA_TYPE_MASK) == NFULA_PAYLOAD)
+					nflog_packet((const unsigned char *)a + NLA_HDRLEN,
+					    a->nla_len - NLA_HDRLEN);
+				rem -= NLA_ALIGN(a->nla_len);
+				a = (struct nlattr *)(void *)((char *)a + NLA_ALIGN(a->nla_len));
+			}
+		}
+	}
+}
+
+/* Host names: the TLS SNI or the HTTP Host of a connection's first bytes. */
+
+/* 1: decided (name set, or "" for another protocol), 0: need more, -1: malformed. */
+static int
+tls_sni(const unsigned char *b, size_t n, char *name, size_t size)
+{
+	size_t rec, p, end, l;
+
+	if (n < 5)
+		return 0;
+	rec = (size_t)(b[3] << 8 | b[4]);
+	if (n < 5 + rec)
+		return n >= INSPECT_MAX ? -1 : 0;
+	/* Handshake header, client_hello, version, random, session ID. */
+	p = 5;
+	if (rec < 4 || b[p] != 1)
+		return -1;
+	end = 5 + rec;
+	p += 4 + 2 + 32;
+	if (p >= end)
+		return -1;
+	p += 1 + b[p];
+	if (p + 2 > end)
+		return -1;
+	p += 2 + (size_t)(b[p] << 8 | b[p + 1]);          /* cipher suites */
+	if (p + 1 > end)
+		return -1;
+	p += 1 + b[p];                                    /* compression */
+	if (p + 2 > end)
+		return -1;
+	p += 2;                                           /* extensions length */
+	while (p + 4 <= end) {
+		unsigned type = (unsigned)(b[p] << 8 | b[p + 1]);
+
+		l = (size_t)(b[p + 2] << 8 | b[p + 3]);
+		p += 4;
+		if (p + l > end)
+			return -1;
+		if (type == 0 && l >= 5 && b[p + 2] == 0) {   /* server_name, host_name */
+			size_t nl = (size_t)(b[p + 3] << 8 | b[p + 4]);
+
+			if (5 + nl > l || nl >= size)
+				return -1;
+			memcpy(name, b + p + 5, nl);
+			name[nl] = '\0';
+			return 1;
+		}
+		p += l;
+	}
+	name[0] = '\0';
+	return -1;  /* TLS without SNI: no name to check */
+}
+
+static int
+http_host(const char *b, size_t n, char *name, size_t size)
+{
+	static const char *const methods[] = { "GET ", "POST ", "PUT ", "HEAD ", "DELETE ",
+		"OPTIONS ", "PATCH ", "CONNECT ", "TRACE ", NULL };
+	const char *end, *h, *v;
+	size_t i, l;
+
+	for (i = 0; methods[i]; i++)
+		if (n >= strlen(methods[i]) ? strncmp(b, methods[i], strlen(methods[i])) == 0 :
+		    strncmp(b, methods[i], n) == 0)
+			break;
+	if (methods[i] == NULL) {
+		name[0] = '\0';
+		return 1;   /* not HTTP */
+	}
+	if ((end = memmem(b, n, "\r\n\r\n", 4)) == NULL)
+		return n >= INSPECT_MAX ? -1 : 0;
+	for (h = memchr(b, '\n', (size_t)(end - b)); h && h < end; h = memchr(h + 1, '\n',
+	    (size_t)(end - h - 1))) {
+		if (strncasecmp(h + 1, "host:", 5) != 0)
+			continue;
+		for (v = h + 6; *v == ' ' || *v == '\t'; v++)
+			;
+		l = strcspn(v, ":\r\n");
+		if (l == 0 || l >= size)
+			return -1;
+		memcpy(name, v, l);
+		name[l] = '\0';
+		return 1;
+	}
+	return -1;
+}
+
+/* 1: allowed, 0: need more bytes, -1: refused (why says so). */
+static int
+inspect(struct conn *c, char *why, size_t size)
+{
+	const char *b = c->up.buf;
+	char name[256];
+	int r;
+	size_t i;
+
+	if (c->up.len == 0)
+		return 0;
+	if ((unsigned char)b[0] == 0x16)
+		r = tls_sni((const unsigned char *)b, c->up.len, name, sizeof name);
+	else
+		r = http_host(b, c->up.len, name, sizeof name);
+	if (r == 0)
+		return c->up.eof ? -1 : 0;
+	if (r == -1) {
+		snprintf(why, size, "no TLS server name or HTTP Host to check");
+		return -1;
+	}
+	if (name[0] == '\0')
+		return 1;   /* neither TLS nor HTTP: the pinned address decides */
+	for (i = 0; c->names[i]; i++)
+		if (strcasecmp(c->names[i], name) == 0)
+			return 1;
+	snprintf(why, size, "name %.60s not allowed", name);
+	for (char *p = why; *p; p++)
+		if (!isprint((unsigned char)*p))
+			*p = '?';
+	return -1;
+}
+
+static void
+conn_close(size_t k, int reset)
+{
+	struct conn *c = conns[k];
+	struct linger lg = { 1, 0 };
+
+	if (reset)
+		setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	close(c->cfd);
+	if (c->ufd != -1)
+		close(c->ufd);
+	free(c->up.buf);
+	free(c->down.buf);
+	free(c);
+	conns[k] = NULL;
+}
+
+static void
+accept_one(int lfd)
+{
+	struct sockaddr_in peer, orig;
+	socklen_t pl = sizeof peer, ol = sizeof orig;
+	char name[64], ip[INET_ADDRSTRLEN], why[96] = "";
+	struct conn *c = NULL;
+	struct linger lg = { 1, 0 };
+	size_t k;
+	int fd, m;
+
+	if ((fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1)
+		return;
+	/* Only the sandbox, and only through the redirect. */
+	if (peer.sin_family != AF_INET || ntohl(peer.sin_addr.s_addr) != cfg->sandbox_addr ||
+	    getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &orig, &ol) == -1)
+		goto refuse;
+	inet_ntop(AF_INET, &orig.sin_addr, ip, sizeof ip);
+	snprintf(name, sizeof name, "tcp %s:%u", ip, ntohs(orig.sin_port));
+	for (k = 0; k < MAX_CONNS && conns[k]; k++)
+		;
+	if (k == MAX_CONNS) {
+		denied(dest_of(name), "too many connections");
+		goto refuse;
+	}
+	if ((c = calloc(1, sizeof *c)) == NULL)
+		goto refuse;
+	c->cfd = fd;
+	c->ufd = -1;
+	c->dest = dest_of(name);
+	m = sbx_egress_match(cfg->policy, ntohl(orig.sin_addr.s_addr), ntohs(orig.sin_port),
+	    c->names, SBX_ARRAY_LEN(c->names));
+	if (m == SBX_EGRESS_NO) {
+		snprintf(why, sizeof why, "not in the policy");
+		goto deny;
+	}
+	c->need_name = m == SBX_EGRESS_NAME;
+	if ((c->up.buf = malloc(BUF_SIZE)) == NULL || (c->down.buf = malloc(BUF_SIZE)) == NULL ||
+	    (c->ufd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1 ||
+	    (connect(c->ufd, (struct sockaddr *)&orig, sizeof orig) == -1 &&
+	    errno != EINPROGRESS)) {
+		conns[k] = c;
+		conn_close(k, 1);
+		return;
+	}
+	c->state = C_CONNECTING;
+	conns[k] = c;
+	return;
+deny:
+	denied(c->dest, why);
+	free(c);
+refuse:
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	close(fd);
+}
+
+/* Move what can move without blocking; -1 when the connection is over. */
+static int
+pump(struct pipe_half *h, int from, int to, long long *count, int hold)
+{
+	ssize_t n;
+
+	if (h->len == 0 && !h->eof && !hold) {
+		n = read(from, h->buf, BUF_SIZE);
+		if (n > 0) {
+			h->off = 0;
+			h->len = (size_t)n;
+		} else if (n == 0) {
+			h->eof = 1;
+		} else if (errno != EAGAIN && errno != EINTR) {
+			return -1;
+		}
+	}
+	while (h->len > 0 && !hold) {
+		n = write(to, h->buf + h->off, h->len);
+		if (n > 0) {
+			*count += n;
+			h->off += (size_t)n;
+			h->len -= (size_t)n;
+		} else if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+			break;
+		} else {
+			return -1;
+		}
+	}
+	/* The sender is done and everything it sent is delivered: pass the FIN on. */
+	if (h->eof && h->len == 0 && !h->shut && !hold) {
+		shutdown(to, SHUT_WR);
+		h->shut = 1;
+	}
+	return 0;
+}
+
+static void
+service(size_t k, short cre, short ure)
+{
+	struct conn *c = conns[k];
+	struct dest *d = &dests[c->dest];
+	char why[96];
+	int err = 0, r;
+	socklen_t el = sizeof err;
+	ssize_t n;
+
+	if (c->state == C_CONNECTING) {
+		if (!(ure & (POLLOUT | POLLERR | POLLHUP)))
+			return;
+		if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &el) == -1 || err) {
+			conn_close(k, 1);
+			return;
+		}
+		c->state = c->need_name ? C_INSPECT : C_OPEN;
+	}
+	if (c->state == C_INSPECT && (cre & (POLLIN | POLLHUP | POLLERR))) {
+		if (c->up.len < INSPECT_MAX) {
+			n = read(c->cfd, c->up.buf + c->up.len, INSPECT_MAX - c->up.len);
+			if (n > 0)
+				c->up.len += (size_t)n;
+			else if (n == 0)
+				c->up.eof = 1;
+			else if (errno != EAGAIN && errno != EINTR) {
+				conn_close(k, 1);
+				return;
+			}
+		}
+		if ((r = inspect(c, why, sizeof why)) == -1) {
+			denied(c->dest, why);
+			conn_close(k, 1);
+			return;
+		}
+		if (r == 1) {
+			c->state = C_OPEN;
+			c->up.off = 0;
+		}
+	}
+	if (pump(&c->up, c->cfd, c->ufd, &d->d.sent, c->state != C_OPEN) == -1 ||
+	    pump(&c->down, c->ufd, c->cfd, &d->d.received, 0) == -1 ||
+	    (c->up.eof && c->down.eof && c->up.len == 0 && c->down.len == 0))
+		conn_close(k, 0);
+}
+
+static void
+answer(int ctl)
+{
+	struct timeval tv = { 1, 0 };
+	char line[160];
+	size_t i;
+	int fd;
+
+	if ((fd = accept4(ctl, NULL, NULL, SOCK_CLOEXEC)) == -1)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	/* Refusals up to now are queued already: count them before answering. */
+	nflog_drain(cfg->nflog_fd);
+	for (i = 0; i < n_dests; i++) {
+		int l = snprintf(line, sizeof line, "%s\t%lld\t%lld\t%lld\n", dests[i].d.name,
+		    dests[i].d.sent, dests[i].d.received, dests[i].d.denied);
+
+		if (sbx_write_all(fd, line, (size_t)l) == -1)
+			break;
+	}
+	close(fd);
+}
+
+static void
+drop_privileges(void)
+{
+	cap_t none = cap_init();
+	int c;
+
+	/* Nothing it does needs a capability: it reads, connects and writes its log. */
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	for (c = 0; c <= CAP_LAST_CAP; c++)
+		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+	if (none) {
+		cap_set_proc(none);
+		cap_free(none);
+	}
+}
+
+void
+sbx_relay_main(const struct sbx_relay_cfg *c)
+{
+	struct pollfd pf[4 + 2 * MAX_CONNS];
+	size_t map[MAX_CONNS], i, n, k;
+	struct sigaction sa = { 0 };
+	sigset_t none;
+
+	cfg = c;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	drop_privileges();
+	while (!quit) {
+		int timeout = -1;
+		double now = sbx_monotonic();
+
+		for (i = 0; i < n_dests; i++)
+			if (dests[i].unreported) {
+				if (now - dests[i].last_audit >= AUDIT_EVERY_S)
+					audit_flush(&dests[i], now);
+				else
+					timeout = 1000;
+			}
+		pf[0] = (struct pollfd){ c->listen_fd, POLLIN, 0 };
+		pf[1] = (struct pollfd){ c->nflog_fd, POLLIN, 0 };
+		pf[2] = (struct pollfd){ c->ctl_fd, POLLIN, 0 };
+		pf[3] = (struct pollfd){ c->init_pidfd, POLLIN, 0 };
+		for (n = 4, k = 0; k < MAX_CONNS; k++) {
+			struct conn *cn = conns[k];
+			short cev = 0, uev = 0;
+
+			if (cn == NULL)
+				continue;
+			if (cn->state == C_CONNECTING) {
+				uev = POLLOUT;
+			} else {
+				if (cn->state == C_INSPECT || (cn->up.len == 0 && !cn->up.eof))
+					cev |= POLLIN;
+				if (cn->up.len > 0 && cn->state == C_OPEN)
+					uev |= POLLOUT;
+				if (cn->down.len == 0 && !cn->down.eof)
+					uev |= POLLIN;
+				if (cn->down.len > 0)
+					cev |= POLLOUT;
+				if (cn->state == C_INSPECT && cn->up.eof)
+					cev = 0;
+			}
+			map[(n - 4) / 2] = k;
+			pf[n++] = (struct pollfd){ cn->cfd, cev, 0 };
+			pf[n++] = (struct pollfd){ cn->ufd, uev, 0 };
+		}
+		if (poll(pf, n, timeout) == -1) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[3].revents)
+			break;   /* the sandbox is gone */
+		if (pf[1].revents)
+			nflog_drain(c->nflog_fd);
+		if (pf[0].revents)
+			accept_one(c->listen_fd);
+		if (pf[2].revents)
+			answer(c->ctl_fd);
+		for (i = 4; i < n; i += 2) {
+			k = map[(i - 4) / 2];
+			if (conns[k] && (pf[i].revents || pf[i + 1].revents))
+				service(k, pf[i].revents, pf[i + 1].revents);
+		}
+	}
+	nflog_drain(c->nflog_fd);
+	for (i = 0; i < n_dests; i++)
+		audit_flush(&dests[i], sbx_monotonic());
+	_exit(0);
+}
+
+int
+sbx_relay_query(const char *sock_path, struct sbx_relay_counts *c, struct sbx_err *e)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct timeval tv = { 5, 0 };
+	char *buf = NULL, *line, *save = NULL;
+	size_t len;
+	int fd;
+
+	memset(c, 0, sizeof *c);
+	if (snprintf(sun.sun_path, sizeof sun.sun_path, "%s", sock_path) >=
+	    (int)sizeof sun.sun_path)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "%s: path too long", sock_path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "socket");
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "the sandbox's egress relay (%s)", sock_path);
+		close(fd);
+		return -1;
+	}
+	if (sbx_read_fd(fd, 1 << 20, &buf, &len, "the egress relay's counters", e) == -1) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct sbx_relay_dest d = { "", 0, 0, 0 }, *nd;
+		char *tab = strchr(line, '\t');
+
+		if (tab == NULL || (size_t)(tab - line) >= sizeof d.name ||
+		    sscanf(tab + 1, "%lld\t%lld\t%lld", &d.sent, &d.received, &d.denied) != 3)
+			continue;
+		memcpy(d.name, line, (size_t)(tab - line));
+		d.name[tab - line] = '\0';
+		if ((nd = realloc(c->d, (c->n + 1) * sizeof *nd)) == NULL) {
+			free(buf);
+			sbx_relay_counts_free(c);
+			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		}
+		c->d = nd;
+		c->d[c->n++] = d;
+		c->sent += d.sent;
+		c->received += d.received;
+		c->denied += d.denied;
+	}
+	free(buf);
+	return 0;
+}
+
+void
+sbx_relay_counts_free(struct sbx_relay_counts *c)
+{
+	free(c->d);
+	memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The egress relay: one host process per sandbox with an allow-list. The
+ * host's rules redirect the sandbox's allowed TCP connections to it; it reads
+ * the original destination (SO_ORIGINAL_DST), checks it against the policy
+ * (and, for destinations allowed only by host name, the TLS SNI or HTTP
+ * Host), connects from the host and copies the bytes, counting them per
+ * destination. Refused packets reach it through NFLOG: it counts them and
+ * writes rate-limited audit events. It exits when the sandbox's init does.
+ */
+#ifndef SBX_RELAY_H
+#define SBX_RELAY_H
+
+#include <stdint.h>
+
+#include "egress.h"
+#include "error.h"
+#include "state.h"
+
+struct sbx_relay_dest {
+	char name[64];           /* "tcp 10.0.0.2:80", "udp 10.0.0.3:53", "icmp 10.0.0.3" */
+	long long sent, received, denied;
+};
+
+struct sbx_relay_counts {
+	long long denied, sent, received;
+	struct sbx_relay_dest *d;
+	size_t n;
+};
+
+struct sbx_relay_cfg {
+	const struct sbx_store *s;
+	const char *sandbox_id;
+	const struct sbx_egress *policy;
+	uint32_t sandbox_addr;   /* the only peer it serves */
+	int listen_fd, nflog_fd, ctl_fd, init_pidfd;
+};
+
+/* Never returns. Drops every capability first. */
+void sbx_relay_main(const struct sbx_relay_cfg *c) __attribute__((noreturn));
+/* A netlink socket bound to NFLOG group, copying packet headers at once. */
+int sbx_relay_nflog_open(unsigned group, struct sbx_err *e);
+/* Ask the relay listening on sock_path for its counters. */
+int sbx_relay_query(const char *sock_path, struct sbx_relay_counts *c, struct sbx_err *e);
+void sbx_relay_counts_free(struct sbx_relay_counts *c);
+
+#endif
