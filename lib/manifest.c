@@ -326,6 +326,7 @@ static const struct field top_fields[] = {
 	{ "resource_allocation", F_MAP, 0, 0, 0, NULL, NULL, res_fields, 0, 0 },
 	{ "network_policy", F_STR, M(network_policy), 0, 0, policies, NULL, NULL, 0, 0 },
 	{ "allowed_egress", F_STRV, M(allowed_egress), 0, 0, NULL, check_egress, NULL, 0, 0 },
+	{ "egress_refresh_s", F_INT, M(egress_refresh_s), 0, 86400, NULL, NULL, NULL, 0, 0 },
 	{ "filesystem_mounts", F_MOUNTS, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "tmpfs", F_TMPFS, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "read_only_root", F_BOOL, M(read_only_root), 0, 0, NULL, NULL, NULL, 0, 0 },
@@ -712,6 +713,7 @@ sbx_manifest_init(struct sbx_manifest *m)
 	m->snapshot.enabled = m->snapshot.before_destroy = -1;
 	m->snapshot.interval_s = m->snapshot.keep = SBX_UNSET_INT;
 	m->max_fork_factor = SBX_UNSET_INT;
+	m->egress_refresh_s = SBX_UNSET_INT;
 	m->security.no_new_privileges = m->security.landlock = -1;
 	sbx_trace_init(&m->trace);
 	m->rt.pid = m->rt.start_ticks = SBX_UNSET_INT;
@@ -805,6 +807,10 @@ cross_check(struct ctx *c, const struct sbx_node *root, const struct sbx_manifes
 	    (m->network_policy == NULL || strcmp(m->network_policy, "egress-allow-list") != 0))
 		return nerr(c, sbx_node_get(root, "allowed_egress"),
 		    "allowed_egress needs network_policy: egress-allow-list");
+	if (m->egress_refresh_s != SBX_UNSET_INT &&
+	    (m->network_policy == NULL || strcmp(m->network_policy, "egress-allow-list") != 0))
+		return nerr(c, sbx_node_get(root, "egress_refresh_s"),
+		    "egress_refresh_s needs network_policy: egress-allow-list");
 	if (m->security.no_new_privileges == 0 &&
 	    (m->trust == NULL || strcmp(m->trust, "trusted") != 0) &&
 	    (n = sbx_node_get(sbx_node_get(root, "security"), "no_new_privileges")) != NULL)
@@ -932,6 +938,9 @@ sbx_manifest_defaults(struct sbx_manifest *m, struct sbx_err *e)
 		m->snapshot.before_destroy = 0;
 	if (m->max_fork_factor == SBX_UNSET_INT)
 		m->max_fork_factor = 4;
+	if (m->egress_refresh_s == SBX_UNSET_INT &&
+	    strcmp(m->network_policy, "egress-allow-list") == 0)
+		m->egress_refresh_s = 300;
 	if (m->security.no_new_privileges == -1)
 		m->security.no_new_privileges = 1;
 	if (m->security.landlock == -1)

@@ -87,6 +87,7 @@ struct sbx_manifest {
 	struct sbx_resources res;
 	char *network_policy;
 	struct sbx_strv allowed_egress;
+	long long egress_refresh_s;   /* the watchdog resolves host names again this often, 0: never */
 	struct sbx_mount *mounts;
 	size_t n_mounts;
 	struct sbx_tmpfs *tmpfs;

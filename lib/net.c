@@ -26,6 +26,7 @@
 #include "egress.h"
 #include "id.h"
 #include "net.h"
+#include "rootfs.h"
 #include "util.h"
 
 #define LEASE_MAX 4096
@@ -620,6 +621,71 @@ rules_del(uint32_t net, struct sbx_err *e)
 		return -1;
 	}
 	return 0;
+}
+
+static int
+same_pins(const struct sbx_strv *a, const struct sbx_strv *b)
+{
+	size_t i, j;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++) {
+		for (j = 0; j < b->n && strcmp(a->v[i], b->v[j]) != 0; j++)
+			;
+		if (j == b->n)
+			return 0;
+	}
+	return 1;
+}
+
+int
+sbx_net_refresh(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
+    struct sbx_err *e)
+{
+	struct sbx_strv pins = { NULL, 0 }, old;
+	struct sbx_egress p;
+	char table[32], *ex = NULL, *cmd = NULL;
+	uint32_t net;
+	size_t big = 64 * 1024;
+	int r = -1, n;
+
+	*changed = 0;
+	if (!sbx_net_wanted(m) || m->rt.egress_pins.n == 0 || lease_of(m, &net) == -1)
+		return 0;
+	if (sbx_egress_resolve(&m->allowed_egress, &pins, e) == -1)
+		return -1;
+	if (same_pins(&pins, &m->rt.egress_pins)) {
+		sbx_strv_free(&pins);
+		return 0;
+	}
+	if (sbx_egress_parse(&m->allowed_egress, &pins, &p, e) == -1) {
+		sbx_strv_free(&pins);
+		return -1;
+	}
+	names_for(net, NULL, 0, table, sizeof table);
+	if ((ex = malloc(big)) == NULL || (n = elements(&p, 1, ex, big)) == -1 ||
+	    asprintf(&cmd, "flush set inet %s exact\n%s%s%s%s%s", table,
+	    n ? "add element inet " : "", n ? table : "", n ? " exact { " : "", ex,
+	    n ? " }\n" : "") == -1) {
+		cmd = NULL;
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	/* One transaction: the old addresses go and the new come at once. */
+	if (nft_cmd(cmd, NULL, e) == -1)
+		goto out;
+	old = m->rt.egress_pins;
+	m->rt.egress_pins = pins;
+	pins = old;
+	*changed = 1;
+	r = sbx_rootfs_update_hosts(s, m, e);
+out:
+	sbx_strv_free(&pins);
+	sbx_egress_free(&p);
+	free(ex);
+	free(cmd);
+	return r;
 }
 
 /* The pieces */

@@ -30,6 +30,13 @@ int sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid,
     struct sbx_err *e);
 /* Remove the rules, the veth (if the kernel has not), the relay and the lease. */
 int sbx_net_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+/*
+ * Resolve m's host names again; when their addresses changed, replace the
+ * pinned addresses in the rules and the sandbox's /etc/hosts, and m's pins
+ * (*changed = 1; the caller saves the state and signals the relay).
+ */
+int sbx_net_refresh(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
+    struct sbx_err *e);
 /* The relay's counters now (for a run's trace). */
 int sbx_net_counts(const struct sbx_store *s, const struct sbx_manifest *m,
     struct sbx_relay_counts *c, struct sbx_err *e);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "manifest.h"
 #include "relay.h"
 #include "util.h"
 
@@ -45,6 +46,8 @@ enum { C_CONNECTING, C_INSPECT, C_OPEN };
 
 struct conn {
 	int cfd, ufd, state, need_name;
+	uint32_t addr;                  /* where the sandbox meant to go */
+	unsigned port;
 	struct pipe_half up, down;      /* up: sandbox to world */
 	size_t dest;
 	const char *names[16];
@@ -61,13 +64,16 @@ static struct dest *dests;
 static size_t n_dests;
 static struct conn *conns[MAX_CONNS];
 static const struct sbx_relay_cfg *cfg;
-static volatile sig_atomic_t quit;
+static struct sbx_egress policy;       /* the configured one, then each reload */
+static volatile sig_atomic_t quit, reload;
 
 static void
-on_term(int sig)
+on_signal(int sig)
 {
-	(void)sig;
-	quit = 1;
+	if (sig == SIGHUP)
+		reload = 1;
+	else
+		quit = 1;
 }
 
 static size_t
@@ -412,8 +418,9 @@ accept_one(int lfd)
 	c->cfd = fd;
 	c->ufd = -1;
 	c->dest = dest_of(name);
-	m = sbx_egress_match(cfg->policy, ntohl(orig.sin_addr.s_addr), ntohs(orig.sin_port),
-	    c->names, SBX_ARRAY_LEN(c->names));
+	c->addr = ntohl(orig.sin_addr.s_addr);
+	c->port = ntohs(orig.sin_port);
+	m = sbx_egress_match(&policy, c->addr, c->port, c->names, SBX_ARRAY_LEN(c->names));
 	if (m == SBX_EGRESS_NO) {
 		snprintf(why, sizeof why, "not in the policy");
 		goto deny;
@@ -545,6 +552,38 @@ answer(int ctl)
 	close(fd);
 }
 
+/*
+ * The watchdog re-pinned host names (SIGHUP): take the new addresses from the
+ * state. Connections still waiting for their name check are matched again.
+ */
+static void
+reload_policy(void)
+{
+	struct sbx_manifest m;
+	struct sbx_egress np;
+	struct sbx_err e;
+	size_t k;
+
+	if (sbx_state_load(cfg->s, cfg->sandbox_id, &m, &e) == -1)
+		return;
+	if (sbx_egress_parse(&m.allowed_egress, &m.rt.egress_pins, &np, &e) == 0) {
+		sbx_egress_free(&policy);
+		policy = np;
+		for (k = 0; k < MAX_CONNS; k++) {
+			struct conn *c = conns[k];
+
+			if (c == NULL || !c->need_name || c->state == C_OPEN)
+				continue;
+			if (sbx_egress_match(&policy, c->addr, c->port, c->names,
+			    SBX_ARRAY_LEN(c->names)) == SBX_EGRESS_NO) {
+				denied(c->dest, "address no longer pinned");
+				conn_close(k, 1);
+			}
+		}
+	}
+	sbx_manifest_free(&m);
+}
+
 static void
 drop_privileges(void)
 {
@@ -567,20 +606,32 @@ sbx_relay_main(const struct sbx_relay_cfg *c)
 	struct pollfd pf[4 + 2 * MAX_CONNS];
 	size_t map[MAX_CONNS], i, n, k;
 	struct sigaction sa = { 0 };
-	sigset_t none;
+	sigset_t none, sigs;
 
 	cfg = c;
+	policy = *c->policy;
+	/* Signals arrive only while it waits (ppoll), so none slips between a
+	 * check of the flags and the wait. */
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	sa.sa_handler = on_term;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_SETMASK, &sigs, NULL);
+	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
 	drop_privileges();
 	while (!quit) {
 		int timeout = -1;
 		double now = sbx_monotonic();
+
+		if (reload) {
+			reload = 0;
+			reload_policy();
+		}
 
 		for (i = 0; i < n_dests; i++)
 			if (dests[i].unreported) {
@@ -617,7 +668,8 @@ sbx_relay_main(const struct sbx_relay_cfg *c)
 			pf[n++] = (struct pollfd){ cn->cfd, cev, 0 };
 			pf[n++] = (struct pollfd){ cn->ufd, uev, 0 };
 		}
-		if (poll(pf, n, timeout) == -1) {
+		if (ppoll(pf, n, timeout < 0 ? NULL : &(struct timespec){ timeout / 1000, 0 },
+		    &none) == -1) {
 			if (errno == EINTR)
 				continue;
 			break;

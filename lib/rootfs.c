@@ -156,19 +156,15 @@ make_skeleton(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t 
  * pinned to. /etc/resolv.conf names a resolver only when the allow-list has
  * one (IP:53), over TCP: the relay carries TCP only, and UDP is refused.
  */
-static int
-write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t gid,
-    struct sbx_err *e)
+static char *
+hosts_text(const struct sbx_manifest *m)
 {
-	struct sbx_egress p;
-	char *hosts = NULL, *more, resolv[160], ip[INET_ADDRSTRLEN];
-	uint32_t dns;
+	char *hosts = NULL, *more;
 	size_t i;
-	int r;
 
 	if (asprintf(&hosts, "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n"
 	    "127.0.1.1\t%s\n", m->sandbox_id) == -1)
-		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		return NULL;
 	for (i = 0; i < m->rt.egress_pins.n; i++) {
 		const char *pin = m->rt.egress_pins.v[i], *sp = strchr(pin, ' ');
 
@@ -176,11 +172,25 @@ write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_
 			continue;
 		if (asprintf(&more, "%s%s\t%.*s\n", hosts, sp + 1, (int)(sp - pin), pin) == -1) {
 			free(hosts);
-			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+			return NULL;
 		}
 		free(hosts);
 		hosts = more;
 	}
+	return hosts;
+}
+
+static int
+write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t gid,
+    struct sbx_err *e)
+{
+	struct sbx_egress p;
+	char *hosts, resolv[160], ip[INET_ADDRSTRLEN];
+	uint32_t dns;
+	int r;
+
+	if ((hosts = hosts_text(m)) == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	snprintf(resolv, sizeof resolv, "# sbx: network_policy %s, no resolver allowed\n",
 	    m->network_policy);
 	if (strcmp(m->network_policy, "egress-allow-list") == 0 &&
@@ -196,6 +206,30 @@ write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_
 	}
 	r = write_file(lower, "/etc/hosts", hosts, uid, gid, e) == -1 ||
 	    write_file(lower, "/etc/resolv.conf", resolv, uid, gid, e) == -1 ? -1 : 0;
+	free(hosts);
+	return r;
+}
+
+/*
+ * In place, not by rename: the file is in the overlay's lower layer, where
+ * the mounted overlay keeps the inode it looked up.
+ */
+int
+sbx_rootfs_update_hosts(const struct sbx_store *s, const struct sbx_manifest *m,
+    struct sbx_err *e)
+{
+	char path[1200], *hosts;
+	int fd, r = 0;
+
+	if (sbx_store_path(s, m->sandbox_id, "lower/etc/hosts", path, sizeof path, e) == -1)
+		return -1;
+	if ((hosts = hosts_text(m)) == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	if ((fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    sbx_write_all(fd, hosts, strlen(hosts)) == -1)
+		r = sbx_err_sys(e, SBX_EX_IOERR, "%s", path);
+	if (fd != -1)
+		close(fd);
 	free(hosts);
 	return r;
 }

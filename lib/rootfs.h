@@ -26,6 +26,9 @@ struct sbx_lowers {
 	size_t n;
 	char *base;
 };
+/* Rewrite the sandbox's /etc/hosts (its pinned host names) in place. */
+int sbx_rootfs_update_hosts(const struct sbx_store *s, const struct sbx_manifest *m,
+    struct sbx_err *e);
 void sbx_lowers_free(struct sbx_lowers *lw);
 
 /* Host side, at provision: make layer/, lower/, lowers/N and root/ in the

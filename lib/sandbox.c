@@ -13,6 +13,7 @@
 
 #include "audit.h"
 #include "id.h"
+#include "net.h"
 #include "remote.h"
 #include "s3.h"
 #include "sandbox.h"
@@ -379,6 +380,36 @@ sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *reason
 		goto out;
 	r = 0;
 	sbx_audit(s, id, "kill", "ok", reason, NULL);
+out:
+	sbx_manifest_free(&m);
+	close(lock);
+	return r;
+}
+
+int
+sbx_sandbox_egress_refresh(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	struct sbx_manifest m;
+	char detail[512] = "";
+	size_t i;
+	int lock, r = -1, changed = 0;
+
+	if ((lock = lock_and_load(s, id, 1, 0, &m, e)) == -1)
+		return -1;
+	if (!m.has_rt || sbx_net_refresh(s, &m, &changed, e) == -1 ||
+	    (changed && sbx_state_save(s, &m, e) == -1))
+		goto out;
+	r = 0;
+	if (!changed)
+		goto out;
+	/* The relay checks TLS and HTTP names against the new addresses from now on. */
+	if (m.rt.relay_pid > 0 && sbx_proc_alive((pid_t)m.rt.relay_pid,
+	    (unsigned long long)m.rt.relay_start_ticks))
+		kill((pid_t)m.rt.relay_pid, SIGHUP);
+	for (i = 0; i < m.rt.egress_pins.n; i++)
+		snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "%s%s",
+		    i ? ", " : "pinned ", m.rt.egress_pins.v[i]);
+	sbx_audit(s, id, "egress-pins", "ok", detail, NULL);
 out:
 	sbx_manifest_free(&m);
 	close(lock);

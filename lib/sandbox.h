@@ -32,6 +32,8 @@ int sbx_sandbox_pause(const struct sbx_store *s, const char *id, int pause, stru
 int sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *reason,
     struct sbx_err *e);
 /* Record the watchdog's last warning in the state. */
+/* Resolve the allow-list's host names again and re-pin them where they moved. */
+int sbx_sandbox_egress_refresh(const struct sbx_store *s, const char *id, struct sbx_err *e);
 int sbx_sandbox_note(const struct sbx_store *s, const char *id, const char *warning,
     struct sbx_err *e);
 /* After a snapshot was killed midway (status snapshotting, lock free): thaw

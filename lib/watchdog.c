@@ -32,6 +32,8 @@ struct target {
 	double snap_every;       /* snapshot.interval_s, 0: none */
 	double next_snap;        /* CLOCK_REALTIME seconds */
 	long long keep;          /* snapshot.keep */
+	double resolve_every;    /* egress_refresh_s for pinned host names, 0: none */
+	double next_resolve;     /* CLOCK_REALTIME seconds */
 	int done;
 };
 
@@ -67,6 +69,10 @@ refresh(const struct sbx_store *s, struct target *t)
 	t->keep = m.snapshot.keep != SBX_UNSET_INT ? m.snapshot.keep : 1;
 	if (t->snap_every > 0 && t->next_snap == 0)
 		t->next_snap = sbx_realtime() + t->snap_every;
+	t->resolve_every = m.rt.egress_pins.n > 0 && m.egress_refresh_s > 0 ?
+	    (double)m.egress_refresh_s : 0;
+	if (t->resolve_every > 0 && t->next_resolve == 0)
+		t->next_resolve = sbx_realtime() + t->resolve_every;
 	if (t->limit && t->memfd == -1 && m.rt.cgroup && sbx_cgroup_host(&h, NULL) == 0 &&
 	    sbx_cgroup_from_spec(&h, m.rt.cgroup, &cg, NULL) == 0)
 		t->memfd = sbx_cgroup_memory_fd(&cg);
@@ -136,10 +142,19 @@ tend(const struct sbx_store *s, struct target *t, double poll)
 		if (t->done)
 			return INFINITY;
 	}
+	if (t->resolve_every > 0 && now >= t->next_resolve) {
+		/* A name that does not resolve now keeps its old addresses. */
+		if (sbx_sandbox_egress_refresh(s, t->id, &e) == -1 && e.code != SBX_EX_NOINPUT)
+			sbx_audit(s, t->id, "egress-pins", "error", e.msg, NULL);
+		now = sbx_realtime();
+		t->next_resolve = now + t->resolve_every;
+	}
 	if (!t->limit)
 		poll = INFINITY;
 	if (t->snap_every > 0)
 		poll = fmin(poll, t->next_snap - now);
+	if (t->resolve_every > 0)
+		poll = fmin(poll, t->next_resolve - now);
 	/* With a limit, sample (and, until the cgroup is known, keep re-reading the
 	 * state: provision records it after starting us). */
 	return fmin(poll, t->deadline - now);
