@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# The network policies' cost, in one run: provision + destroy, and exec into a
+# live sandbox, with deny-all against egress-allow-list (veth pair, nftables
+# table, relay). No traffic is sent: the one allowed address is never used.
+# Appends its figures to the YAML results file given as $1. Needs root.
+import json, os, statistics, subprocess, sys, tempfile, time
+
+RUNS = int(os.environ.get("SBX_BENCH_RUNS", "100"))
+root = os.environ["SBX_ROOT"]
+minimal = "manifests/minimal.yaml"
+
+def sh(*a):
+    return subprocess.run(a, check=True, capture_output=True, text=True).stdout.strip()
+
+def med(xs): return statistics.median(xs) * 1000
+def p90(xs): return sorted(xs)[int(0.9 * (len(xs) - 1))] * 1000
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else None
+    if os.geteuid() != 0:
+        print("network: skipped (the allow-list needs root)")
+        return
+    fd, allow = tempfile.mkstemp(suffix=".yaml", dir=root)
+    with os.fdopen(fd, "w") as f:
+        f.write(open(minimal).read())
+        f.write('network_policy: egress-allow-list\nallowed_egress: ["10.250.0.2:8080"]\n')
+    times = {}
+    # interleaved, so that drift on a noisy machine hits both alike
+    for _ in range(max(20, RUNS // 4)):
+        for name, m in (("provision + gc, deny-all", minimal),
+                        ("provision + gc, egress-allow-list", allow)):
+            a = time.perf_counter()
+            subprocess.run(["sbx-gc", sh("sbx-provision", "--no-watchdog", m)], check=True,
+                           stdout=subprocess.DEVNULL)
+            times.setdefault(name, []).append(time.perf_counter() - a)
+    ids = {"sbx-run ID, deny-all": sh("sbx-provision", "--no-watchdog", minimal),
+           "sbx-run ID, egress-allow-list": sh("sbx-provision", "--no-watchdog", allow)}
+    hf = os.path.join(root, "hf-net.json")
+    subprocess.run(["hyperfine", "-N", "--warmup", "5", "--runs", str(RUNS), "--style", "none",
+                    "--export-json", hf] + [f"sbx-run {i} -- /bin/true" for i in ids.values()],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(hf) as f:
+        for name, r in zip(ids, json.load(f)["results"]):
+            times[name] = r["times"]
+    subprocess.run(["sbx-gc"] + list(ids.values()), check=True, stdout=subprocess.DEVNULL)
+    ref = {"provision + gc, egress-allow-list": "provision + gc, deny-all",
+           "sbx-run ID, egress-allow-list": "sbx-run ID, deny-all"}
+    print(f"{'network policy':<38} {'median':>9} {'p90':>9}  {'ratio':>14}")
+    rows = {}
+    for n, xs in times.items():
+        r = ref.get(n)
+        ratio = med(xs) / med(times[r]) if r else None
+        rows[n] = (med(xs), p90(xs), ratio)
+        rs = f"{ratio:.2f}x deny-all" if r else ""
+        print(f"{n:<38} {med(xs):8.2f}ms {p90(xs):8.2f}ms  {rs:>14}")
+    if out:
+        with open(out, "a") as f:
+            f.write("network:\n")
+            for n, (m, p, r) in rows.items():
+                f.write(f"  - {{command: {json.dumps(n)}, median_ms: {m:.3f}, p90_ms: {p:.3f}"
+                        + (f", ratio: {r:.3f}" if r else "") + "}\n")
+
+main()
