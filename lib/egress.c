@@ -44,9 +44,21 @@ split(const char *entry, char *host, size_t size, unsigned *lo, unsigned *hi, st
 	return 0;
 }
 
+static void
+mask(unsigned char *a, int prefix, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		int bits = prefix - (int)i * 8;
+
+		a[i] &= bits >= 8 ? 0xff : bits <= 0 ? 0 : (unsigned char)(0xff << (8 - bits));
+	}
+}
+
 static int
-add_rule(struct sbx_egress *p, uint32_t addr, int prefix, unsigned lo, unsigned hi,
-    const char *name, struct sbx_err *e)
+add_rule(struct sbx_egress *p, int family, const unsigned char *addr, int prefix, unsigned lo,
+    unsigned hi, const char *name, struct sbx_err *e)
 {
 	struct sbx_egress_rule *nr = realloc(p->r, (p->n + 1) * sizeof *nr);
 
@@ -54,11 +66,13 @@ add_rule(struct sbx_egress *p, uint32_t addr, int prefix, unsigned lo, unsigned 
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	p->r = nr;
 	nr = &p->r[p->n];
-	nr->addr = prefix ? addr & (0xffffffffU << (32 - prefix)) : 0;
+	memset(nr, 0, sizeof *nr);
+	nr->family = family;
+	memcpy(nr->addr, addr, family == AF_INET ? 4 : 16);
+	mask(nr->addr, prefix, family == AF_INET ? 4 : 16);
 	nr->prefix = prefix;
 	nr->port_lo = lo;
 	nr->port_hi = hi;
-	nr->name = NULL;
 	if (name && (nr->name = strdup(name)) == NULL)
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	p->n++;
@@ -81,13 +95,11 @@ is_name(const char *h)
 
 /* Classify one entry: 0 address/CIDR (filled), 1 host name, -1 error. */
 static int
-classify(const char *entry, char *host, size_t size, uint32_t *addr, int *prefix,
-    unsigned *lo, unsigned *hi, struct sbx_err *e)
+classify(const char *entry, char *host, size_t size, int *family, unsigned char *addr,
+    int *prefix, unsigned *lo, unsigned *hi, struct sbx_err *e)
 {
-	struct in_addr a;
-	struct in6_addr a6;
 	char *slash, *end;
-	long pl = 32;
+	long pl = -1;
 
 	if (split(entry, host, size, lo, hi, e) == -1)
 		return -1;
@@ -99,36 +111,53 @@ classify(const char *entry, char *host, size_t size, uint32_t *addr, int *prefix
 			return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': bad prefix "
 			    "length", entry);
 	}
-	if (inet_pton(AF_INET6, host, &a6) == 1)
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "allowed_egress: '%s': IPv6 destinations "
-		    "are not enforced by this build (IPv4 only); refusing to provision", entry);
-	if (inet_pton(AF_INET, host, &a) == 1) {
-		if (pl < 0 || pl > 32)
-			return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': prefix length "
-			    "must be 0 to 32", entry);
-		*addr = ntohl(a.s_addr);
-		*prefix = (int)pl;
-		return 0;
-	}
-	if (slash == NULL && is_name(host))
+	if (inet_pton(AF_INET6, host, addr) == 1) {
+		if (entry[0] != '[')
+			return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': write an IPv6 "
+			    "address in brackets, [ADDRESS]:PORT", entry);
+		*family = AF_INET6;
+		*prefix = pl == -1 ? 128 : (int)pl;
+	} else if (inet_pton(AF_INET, host, addr) == 1) {
+		*family = AF_INET;
+		*prefix = pl == -1 ? 32 : (int)pl;
+	} else if (slash == NULL && is_name(host)) {
 		return 1;
-	return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s' is not HOST:PORT, IP:PORT, "
-	    "CIDR:PORT or CIDR:*", entry);
+	} else {
+		return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s' is not HOST:PORT, "
+		    "IP:PORT, CIDR:PORT or CIDR:*", entry);
+	}
+	if (*prefix < 0 || *prefix > (*family == AF_INET ? 32 : 128))
+		return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': prefix length must be "
+		    "0 to %d", entry, *family == AF_INET ? 32 : 128);
+	return 0;
 }
 
 int
-sbx_egress_resolve(const struct sbx_strv *entries, struct sbx_strv *pins, struct sbx_err *e)
+sbx_egress_wants_ipv6(const struct sbx_strv *entries)
 {
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res, *ai;
-	char host[256], line[320], ip[INET_ADDRSTRLEN];
+	size_t i;
+
+	for (i = 0; i < entries->n; i++)
+		if (entries->v[i][0] == '[')
+			return 1;
+	return 0;
+}
+
+int
+sbx_egress_resolve(const struct sbx_strv *entries, int ipv6, struct sbx_strv *pins,
+    struct sbx_err *e)
+{
+	struct addrinfo hints = { .ai_family = ipv6 ? AF_UNSPEC : AF_INET,
+		.ai_socktype = SOCK_STREAM }, *res, *ai;
+	char host[256], line[320], ip[INET6_ADDRSTRLEN];
+	unsigned char addr[16];
 	unsigned lo, hi;
-	uint32_t addr;
-	int prefix, rc;
+	int family, prefix, rc;
 	size_t i, j, found;
 
 	sbx_strv_free(pins);
 	for (i = 0; i < entries->n; i++) {
-		rc = classify(entries->v[i], host, sizeof host, &addr, &prefix, &lo, &hi, e);
+		rc = classify(entries->v[i], host, sizeof host, &family, addr, &prefix, &lo, &hi, e);
 		if (rc == -1)
 			return -1;
 		if (rc == 0)
@@ -145,12 +174,21 @@ sbx_egress_resolve(const struct sbx_strv *entries, struct sbx_strv *pins, struct
 			    "%s: %s", host, gai_strerror(rc));
 		found = 0;
 		for (ai = res; ai; ai = ai->ai_next) {
-			const struct sockaddr_in *sin = (const struct sockaddr_in *)ai->ai_addr;
+			const void *a;
 
-			/* Loopback inside the sandbox is the sandbox's own. */
-			if ((ntohl(sin->sin_addr.s_addr) >> 24) == 127)
+			if (ai->ai_family == AF_INET) {
+				a = &((const struct sockaddr_in *)(const void *)ai->ai_addr)->sin_addr;
+				/* Loopback inside the sandbox is the sandbox's own. */
+				if (*(const unsigned char *)a == 127)
+					continue;
+			} else if (ai->ai_family == AF_INET6) {
+				a = &((const struct sockaddr_in6 *)(const void *)ai->ai_addr)->sin6_addr;
+				if (IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_V4MAPPED(a))
+					continue;
+			} else {
 				continue;
-			inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof ip);
+			}
+			inet_ntop(ai->ai_family, a, ip, sizeof ip);
 			snprintf(line, sizeof line, "%s %s", host, ip);
 			for (j = 0; j < pins->n; j++)
 				if (strcmp(pins->v[j], line) == 0)
@@ -165,9 +203,9 @@ sbx_egress_resolve(const struct sbx_strv *entries, struct sbx_strv *pins, struct
 		}
 		freeaddrinfo(res);
 		if (found == 0)
-			return sbx_err_set(e, SBX_EX_UNAVAILABLE, "allowed_egress: %s has no IPv4 "
-			    "address other than loopback (loopback inside the sandbox is its own)",
-			    host);
+			return sbx_err_set(e, SBX_EX_UNAVAILABLE, "allowed_egress: %s has no address "
+			    "other than loopback%s (loopback inside the sandbox is its own)", host,
+			    ipv6 ? "" : " in IPv4");
 	}
 	return 0;
 }
@@ -179,38 +217,43 @@ sbx_egress_parse(const struct sbx_strv *entries, const struct sbx_strv *pins,
 	struct sbx_strv own = { NULL, 0 };
 	const struct sbx_strv *use = pins;
 	char host[256];
+	unsigned char addr[16];
 	unsigned lo, hi;
-	uint32_t addr;
-	int prefix, rc;
+	int family, prefix, rc;
 	size_t i, j;
 
 	memset(p, 0, sizeof *p);
 	if (pins == NULL) {
-		if (sbx_egress_resolve(entries, &own, e) == -1)
+		if (sbx_egress_resolve(entries, sbx_egress_wants_ipv6(entries), &own, e) == -1)
 			goto fail;
 		use = &own;
 	}
 	for (i = 0; i < entries->n; i++) {
-		rc = classify(entries->v[i], host, sizeof host, &addr, &prefix, &lo, &hi, e);
+		rc = classify(entries->v[i], host, sizeof host, &family, addr, &prefix, &lo, &hi, e);
 		if (rc == -1)
 			goto fail;
 		if (rc == 0) {
-			if (add_rule(p, addr, prefix, lo, hi, NULL, e) == -1)
+			if (add_rule(p, family, addr, prefix, lo, hi, NULL, e) == -1)
 				goto fail;
 			continue;
 		}
 		for (j = 0; j < use->n; j++) {
 			size_t hl = strlen(host);
-			struct in_addr a;
+			const char *a = use->v[j] + hl + 1;
 
 			if (strncmp(use->v[j], host, hl) != 0 || use->v[j][hl] != ' ')
 				continue;
-			if (inet_pton(AF_INET, use->v[j] + hl + 1, &a) != 1) {
+			if (inet_pton(AF_INET, a, addr) == 1)
+				family = AF_INET;
+			else if (inet_pton(AF_INET6, a, addr) == 1)
+				family = AF_INET6;
+			else {
 				sbx_err_set(e, SBX_EX_DATAERR, "egress pin '%s' is not NAME ADDRESS",
 				    use->v[j]);
 				goto fail;
 			}
-			if (add_rule(p, ntohl(a.s_addr), 32, lo, hi, host, e) == -1)
+			if (add_rule(p, family, addr, family == AF_INET ? 32 : 128, lo, hi, host,
+			    e) == -1)
 				goto fail;
 		}
 	}
@@ -235,40 +278,43 @@ sbx_egress_free(struct sbx_egress *p)
 }
 
 static int
-covers(const struct sbx_egress_rule *r, uint32_t addr, unsigned port)
+covers(const struct sbx_egress_rule *r, int family, const void *addr, unsigned port)
 {
-	uint32_t mask = r->prefix ? 0xffffffffU << (32 - r->prefix) : 0;
+	unsigned char a[16];
+	size_t len = family == AF_INET ? 4 : 16;
 
-	return (addr & mask) == r->addr && port >= r->port_lo && port <= r->port_hi;
+	if (r->family != family || port < r->port_lo || port > r->port_hi)
+		return 0;
+	memcpy(a, addr, len);
+	mask(a, r->prefix, len);
+	return memcmp(a, r->addr, len) == 0;
 }
 
 int
-sbx_egress_match(const struct sbx_egress *p, uint32_t addr, unsigned port,
+sbx_egress_match(const struct sbx_egress *p, int family, const void *addr, unsigned port,
     const char **names, size_t max_names)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < p->n; i++)
-		if (p->r[i].name == NULL && covers(&p->r[i], addr, port))
+		if (p->r[i].name == NULL && covers(&p->r[i], family, addr, port))
 			return SBX_EGRESS_ADDR;
 	for (i = 0; i < p->n; i++)
-		if (p->r[i].name && covers(&p->r[i], addr, port) && n + 1 < max_names)
+		if (p->r[i].name && covers(&p->r[i], family, addr, port) && n + 1 < max_names)
 			names[n++] = p->r[i].name;
 	if (max_names > 0)
 		names[n] = NULL;
 	return n > 0 ? SBX_EGRESS_NAME : SBX_EGRESS_NO;
 }
 
-int
-sbx_egress_resolver(const struct sbx_egress *p, uint32_t *addr)
+const struct sbx_egress_rule *
+sbx_egress_resolver(const struct sbx_egress *p)
 {
 	size_t i;
 
 	for (i = 0; i < p->n; i++)
-		if (p->r[i].name == NULL && p->r[i].prefix == 32 && p->r[i].port_lo == 53 &&
-		    p->r[i].port_hi == 53) {
-			*addr = p->r[i].addr;
-			return 1;
-		}
-	return 0;
+		if (p->r[i].name == NULL && p->r[i].prefix == (p->r[i].family == AF_INET ? 32 : 128) &&
+		    p->r[i].port_lo == 53 && p->r[i].port_hi == 53)
+			return &p->r[i];
+	return NULL;
 }

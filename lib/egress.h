@@ -15,8 +15,9 @@
 #include "manifest.h"
 
 struct sbx_egress_rule {
-	uint32_t addr;           /* IPv4, host byte order */
-	int prefix;              /* 32 for one address */
+	int family;              /* AF_INET or AF_INET6 */
+	unsigned char addr[16];  /* network byte order (IPv4: the first 4 bytes), masked */
+	int prefix;              /* 32 or 128 for one address */
 	unsigned port_lo, port_hi;
 	char *name;              /* the host name this address was pinned for, or NULL */
 };
@@ -29,12 +30,16 @@ struct sbx_egress {
 /*
  * Parse allowed_egress. Host-name entries take their addresses from pins
  * ("NAME ADDR" lines, as sbx_egress_resolve makes them); with pins NULL they
- * are resolved now. IPv6 entries are exit 69 (this build enforces IPv4 only).
+ * are resolved now.
  */
 int sbx_egress_parse(const struct sbx_strv *entries, const struct sbx_strv *pins,
     struct sbx_egress *p, struct sbx_err *e);
-/* Resolve the host names of entries into pins ("NAME ADDR"), replacing its contents. */
-int sbx_egress_resolve(const struct sbx_strv *entries, struct sbx_strv *pins, struct sbx_err *e);
+/* Resolve the host names of entries into pins ("NAME ADDR"), replacing its
+ * contents: IPv4 addresses, and IPv6 ones too with ipv6. */
+int sbx_egress_resolve(const struct sbx_strv *entries, int ipv6, struct sbx_strv *pins,
+    struct sbx_err *e);
+/* Does the list name an IPv6 destination (then the sandbox gets IPv6 too)? */
+int sbx_egress_wants_ipv6(const struct sbx_strv *entries);
 void sbx_egress_free(struct sbx_egress *p);
 
 enum { SBX_EGRESS_NO, SBX_EGRESS_ADDR, SBX_EGRESS_NAME };
@@ -44,9 +49,9 @@ enum { SBX_EGRESS_NO, SBX_EGRESS_ADDR, SBX_EGRESS_NAME };
  * host name in names (NULL-terminated, those entries' names) — the caller
  * checks the TLS SNI or HTTP Host against them.
  */
-int sbx_egress_match(const struct sbx_egress *p, uint32_t addr, unsigned port,
+int sbx_egress_match(const struct sbx_egress *p, int family, const void *addr, unsigned port,
     const char **names, size_t max_names);
-/* An IPv4 address entry (no CIDR, no name) with port 53: the resolver to name in resolv.conf. */
-int sbx_egress_resolver(const struct sbx_egress *p, uint32_t *addr);
+/* An address entry (no CIDR, no name) with port 53: the resolver to name in resolv.conf. */
+const struct sbx_egress_rule *sbx_egress_resolver(const struct sbx_egress *p);
 
 #endif

@@ -216,33 +216,58 @@ link_up(int nl, int index)
 	return nl_talk(nl, &b);
 }
 
+/* An address of a /30 (IPv4) or /126 (IPv6), usable at once (no duplicate detection). */
 static int
-addr_add(int nl, int index, uint32_t addr)
+addr_add(int nl, int index, int family, const void *addr)
 {
-	struct ifaddrmsg ifa = { .ifa_family = AF_INET, .ifa_prefixlen = 30,
-		.ifa_scope = RT_SCOPE_UNIVERSE, .ifa_index = (unsigned)index };
+	struct ifaddrmsg ifa = { .ifa_family = (unsigned char)family,
+		.ifa_prefixlen = family == AF_INET ? 30 : 126, .ifa_scope = RT_SCOPE_UNIVERSE,
+		.ifa_index = (unsigned)index };
 	struct nlbuf b;
-	uint32_t a = htonl(addr);
+	size_t len = family == AF_INET ? 4 : 16;
+	uint32_t flags = IFA_F_NODAD;
 
 	nl_init(&b, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &ifa, sizeof ifa);
-	if (nla_put(&b, IFA_LOCAL, &a, 4) == NULL || nla_put(&b, IFA_ADDRESS, &a, 4) == NULL)
+	if (nla_put(&b, IFA_LOCAL, addr, len) == NULL || nla_put(&b, IFA_ADDRESS, addr, len) == NULL ||
+	    (family == AF_INET6 && nla_put(&b, IFA_FLAGS, &flags, sizeof flags) == NULL))
 		return -ENOBUFS;
 	return nl_talk(nl, &b);
 }
 
 static int
-route_default(int nl, int index, uint32_t gw)
+route_default(int nl, int index, int family, const void *gw)
 {
-	struct rtmsg rt = { .rtm_family = AF_INET, .rtm_table = RT_TABLE_MAIN,
+	struct rtmsg rt = { .rtm_family = (unsigned char)family, .rtm_table = RT_TABLE_MAIN,
 		.rtm_protocol = RTPROT_BOOT, .rtm_scope = RT_SCOPE_UNIVERSE,
 		.rtm_type = RTN_UNICAST };
 	struct nlbuf b;
-	uint32_t g = htonl(gw);
 
 	nl_init(&b, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, &rt, sizeof rt);
-	if (nla_put(&b, RTA_GATEWAY, &g, 4) == NULL || nla_put(&b, RTA_OIF, &index, 4) == NULL)
+	if (nla_put(&b, RTA_GATEWAY, gw, family == AF_INET ? 4 : 16) == NULL ||
+	    nla_put(&b, RTA_OIF, &index, 4) == NULL)
 		return -ENOBUFS;
 	return nl_talk(nl, &b);
+}
+
+/* The addresses of one sandbox's veth pair. */
+struct link {
+	uint32_t net;                    /* the /30 (host order): .1 the host, .2 the sandbox */
+	int v6;                          /* IPv6 too: POOL6 with the IPv4 address in its last 32 bits */
+	unsigned char host4[4], sb4[4], host6[16], sb6[16], pool6[16];
+};
+
+/*
+ * IPv6 on an end: off, or on with only the address we give it (no link-local
+ * address, so that nothing but that address can be a source or a target).
+ */
+static void
+ipv6_mode(const char *ifname, int on)
+{
+	char p[128];
+
+	snprintf(p, sizeof p, "/proc/sys/net/ipv6/conf/%s/%s", ifname,
+	    on ? "addr_gen_mode" : "disable_ipv6");
+	sbx_write_str(p, "1");
 }
 
 static int
@@ -258,11 +283,10 @@ nl_socket(void)
 
 /*
  * The sandbox's end, configured from here: a netlink socket made inside the
- * sandbox's network namespace keeps working there after we leave it. IPv6 is
- * switched off on it (the rules refuse IPv6 anyway).
+ * sandbox's network namespace keeps working there after we leave it.
  */
 static int
-config_inside(pid_t pid, uint32_t addr, uint32_t gw, struct sbx_err *e)
+config_inside(pid_t pid, const struct link *k, struct sbx_err *e)
 {
 	char p[64];
 	int self = -1, target = -1, nl = -1, rc, index;
@@ -278,7 +302,7 @@ config_inside(pid_t pid, uint32_t addr, uint32_t gw, struct sbx_err *e)
 		goto out;
 	}
 	nl = nl_socket();
-	sbx_write_str("/proc/sys/net/ipv6/conf/eth0/disable_ipv6", "1");
+	ipv6_mode("eth0", k->v6);
 	index = (int)if_nametoindex("eth0");
 	if (setns(self, CLONE_NEWNET) == -1) {
 		/* Staying in the sandbox's namespace would be worse than dying. */
@@ -288,8 +312,11 @@ config_inside(pid_t pid, uint32_t addr, uint32_t gw, struct sbx_err *e)
 		sbx_err_sys(e, SBX_EX_OSERR, "the sandbox's eth0");
 		goto out;
 	}
-	if ((rc = addr_add(nl, index, addr)) < 0 || (rc = link_up(nl, index)) < 0 ||
-	    (rc = route_default(nl, index, gw)) < 0) {
+	if ((rc = addr_add(nl, index, AF_INET, k->sb4)) < 0 ||
+	    (k->v6 && (rc = addr_add(nl, index, AF_INET6, k->sb6)) < 0) ||
+	    (rc = link_up(nl, index)) < 0 ||
+	    (rc = route_default(nl, index, AF_INET, k->host4)) < 0 ||
+	    (k->v6 && (rc = route_default(nl, index, AF_INET6, k->host6)) < 0)) {
 		errno = -rc;
 		sbx_err_sys(e, SBX_EX_OSERR, "configure the sandbox's eth0");
 		goto out;
@@ -508,58 +535,77 @@ addr_str(uint32_t a, char *buf, size_t size)
 	inet_ntop(AF_INET, &in, buf, (socklen_t)size);
 }
 
-/* Elements "ADDR[/LEN] . LO[-HI]" of the rules with or without a prefix below 32. */
-static int
-elements(const struct sbx_egress *p, int exact, char *buf, size_t size)
+/* "ADDR/LEN . LO-HI, ..." of the family's single addresses (exact) or ranges;
+ * NULL when out of memory. */
+static char *
+set_elements(const struct sbx_egress *p, int family, int exact)
 {
-	size_t i, used = 0;
-	char a[INET_ADDRSTRLEN];
-	int n, any = 0;
+	char a[INET6_ADDRSTRLEN], *els = strdup(""), *more;
+	int full = family == AF_INET ? 32 : 128;
+	size_t i;
 
-	buf[0] = '\0';
-	for (i = 0; i < p->n; i++) {
+	for (i = 0; els && i < p->n; i++) {
 		const struct sbx_egress_rule *r = &p->r[i];
 
-		if ((r->prefix == 32) != exact)
+		if (r->family != family || (r->prefix == full) != exact)
 			continue;
-		addr_str(r->addr, a, sizeof a);
-		if (r->port_lo == r->port_hi)
-			n = snprintf(buf + used, size - used, "%s%s/%d . %u", any ? ", " : "", a,
-			    r->prefix, r->port_lo);
-		else
-			n = snprintf(buf + used, size - used, "%s%s/%d . %u-%u", any ? ", " : "", a,
-			    r->prefix, r->port_lo, r->port_hi);
-		if (n < 0 || (size_t)n >= size - used)
-			return -1;
-		used += (size_t)n;
-		any = 1;
+		inet_ntop(family, r->addr, a, sizeof a);
+		if (asprintf(&more, "%s%s%s/%d . %u-%u", els, *els ? ", " : "", a, r->prefix,
+		    r->port_lo, r->port_hi) == -1)
+			more = NULL;
+		free(els);
+		els = more;
 	}
-	return any;
+	return els;
+}
+
+static char *
+set_def(const char *name, const struct sbx_egress *p, int family, int exact)
+{
+	char *els = set_elements(p, family, exact), *def;
+
+	if (els == NULL)
+		return NULL;
+	if (asprintf(&def, "set %s { type %s . inet_service; flags interval; %s%s%s }", name,
+	    family == AF_INET ? "ipv4_addr" : "ipv6_addr", *els ? "elements = { " : "", els,
+	    *els ? " }" : "") == -1)
+		def = NULL;
+	free(els);
+	return def;
 }
 
 static int
-rules_add(uint32_t net, const struct sbx_egress *p, uint32_t pool, int pool_prefix,
-    unsigned port, struct sbx_err *e)
+rules_add(const struct link *k, const struct sbx_egress *p, uint32_t pool, int pool_prefix,
+    unsigned port4, unsigned port6, struct sbx_err *e)
 {
-	char ifname[IFNAMSIZ], table[32], poolstr[INET_ADDRSTRLEN], sandbox[INET_ADDRSTRLEN];
-	char *cmd = NULL;
-	char *ex = NULL, *cidr = NULL, set_ex[64 * 1024 + 64], set_cidr[64 * 1024 + 64];
-	size_t big = 64 * 1024;
-	int r = -1, nex, ncidr;
+	char ifname[IFNAMSIZ], table[32], pool4[INET_ADDRSTRLEN], pool6[INET6_ADDRSTRLEN];
+	char sb4[INET_ADDRSTRLEN], sb6[INET6_ADDRSTRLEN], v6rules[512] = "", redirect6[128] = "";
+	char *cmd = NULL, *sets[4] = { NULL, NULL, NULL, NULL };
+	unsigned group = group_for(k->net);
+	int r = -1, i;
 
-	names_for(net, ifname, sizeof ifname, table, sizeof table);
-	addr_str(pool, poolstr, sizeof poolstr);
-	addr_str(net + 2, sandbox, sizeof sandbox);
-	if ((ex = malloc(big)) == NULL || (cidr = malloc(big)) == NULL) {
+	names_for(k->net, ifname, sizeof ifname, table, sizeof table);
+	addr_str(pool, pool4, sizeof pool4);
+	inet_ntop(AF_INET, k->sb4, sb4, sizeof sb4);
+	inet_ntop(AF_INET6, k->pool6, pool6, sizeof pool6);
+	inet_ntop(AF_INET6, k->sb6, sb6, sizeof sb6);
+	if ((sets[0] = set_def("exact", p, AF_INET, 1)) == NULL ||
+	    (sets[1] = set_def("ranges", p, AF_INET, 0)) == NULL ||
+	    (sets[2] = set_def("exact6", p, AF_INET6, 1)) == NULL ||
+	    (sets[3] = set_def("ranges6", p, AF_INET6, 0)) == NULL) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		goto out;
 	}
-	if ((nex = elements(p, 1, ex, big)) == -1 || (ncidr = elements(p, 0, cidr, big)) == -1) {
-		sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: too many entries");
-		goto out;
+	if (k->v6) {
+		/* Neighbour discovery on the link itself, then what IPv4 gets. */
+		snprintf(v6rules, sizeof v6rules,
+		    "  ip6 saddr != %s log group %u drop\n"
+		    "  icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 "
+		    "accept\n", sb6, group);
+		snprintf(redirect6, sizeof redirect6,
+		    "  iifname \"%s\" meta nfproto ipv6 meta l4proto tcp redirect to :%u\n", ifname,
+		    port6);
 	}
-	snprintf(set_ex, sizeof set_ex, nex ? "elements = { %s }" : "%s", ex);
-	snprintf(set_cidr, sizeof set_cidr, ncidr ? "elements = { %s }" : "%s", cidr);
 	/*
 	 * Before routing (the host does not forward, and a packet it would not
 	 * forward is dropped without an answer): what the policy allows goes on to
@@ -571,30 +617,34 @@ rules_add(uint32_t net, const struct sbx_egress *p, uint32_t pool, int pool_pref
 	 */
 	if (asprintf(&cmd,
 	    "table inet %1$s {\n"
-	    " set exact { type ipv4_addr . inet_service; flags interval; %2$s }\n"
-	    " set ranges { type ipv4_addr . inet_service; flags interval; %3$s }\n"
+	    " %2$s\n %3$s\n %4$s\n %5$s\n"
 	    " chain refuse {\n"
-	    "  log group %4$u\n"
+	    "  log group %6$u\n"
 	    "  meta l4proto tcp reject with tcp reset\n"
 	    "  reject with icmpx admin-prohibited\n"
 	    " }\n"
 	    " chain from_sandbox {\n"
 	    "  type filter hook prerouting priority -150; policy accept;\n"
-	    "  iifname != \"%5$s\" return\n"
-	    "  ip saddr != %9$s log group %4$u drop\n"
+	    "  iifname != \"%7$s\" return\n"
+	    "  ip saddr != %8$s log group %6$u drop\n"
+	    "%9$s"
 	    "  ct state established ct status dnat accept\n"
 	    "  ip daddr . tcp dport @exact ct state new accept\n"
-	    "  fib daddr type { local, broadcast, multicast } goto refuse\n"
-	    "  ip daddr { 169.254.0.0/16, 224.0.0.0/3, %6$s/%7$d } goto refuse\n"
+	    "  ip6 daddr . tcp dport @exact6 ct state new accept\n"
+	    "  fib daddr type { local, broadcast, multicast, anycast } goto refuse\n"
+	    "  ip daddr { 169.254.0.0/16, 224.0.0.0/3, %10$s/%11$d } goto refuse\n"
+	    "  ip6 daddr { fe80::/10, ff00::/8, %12$s/96 } goto refuse\n"
 	    "  ip daddr . tcp dport @ranges ct state new accept\n"
+	    "  ip6 daddr . tcp dport @ranges6 ct state new accept\n"
 	    "  goto refuse\n"
 	    " }\n"
 	    " chain to_relay {\n"
 	    "  type nat hook prerouting priority dstnat; policy accept;\n"
-	    "  iifname \"%5$s\" meta l4proto tcp redirect to :%8$u\n"
+	    "  iifname \"%7$s\" meta nfproto ipv4 meta l4proto tcp redirect to :%13$u\n"
+	    "%14$s"
 	    " }\n"
-	    "}\n", table, set_ex, set_cidr, group_for(net), ifname, poolstr, pool_prefix,
-	    port, sandbox) == -1) {
+	    "}\n", table, sets[0], sets[1], sets[2], sets[3], group, ifname, sb4, v6rules, pool4,
+	    pool_prefix, pool6, port4, redirect6) == -1) {
 		cmd = NULL;
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		goto out;
@@ -602,8 +652,8 @@ rules_add(uint32_t net, const struct sbx_egress *p, uint32_t pool, int pool_pref
 	r = nft_cmd(cmd, NULL, e);
 out:
 	free(cmd);
-	free(ex);
-	free(cidr);
+	for (i = 0; i < 4; i++)
+		free(sets[i]);
 	return r;
 }
 
@@ -645,15 +695,15 @@ sbx_net_refresh(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
 {
 	struct sbx_strv pins = { NULL, 0 }, old;
 	struct sbx_egress p;
-	char table[32], *ex = NULL, *cmd = NULL;
+	char table[32], *ex = NULL, *ex6 = NULL, *cmd = NULL;
 	uint32_t net;
-	size_t big = 64 * 1024;
-	int r = -1, n;
+	int r = -1;
 
 	*changed = 0;
 	if (!sbx_net_wanted(m) || m->rt.egress_pins.n == 0 || lease_of(m, &net) == -1)
 		return 0;
-	if (sbx_egress_resolve(&m->allowed_egress, &pins, e) == -1)
+	if (sbx_egress_resolve(&m->allowed_egress, sbx_egress_wants_ipv6(&m->allowed_egress),
+	    &pins, e) == -1)
 		return -1;
 	if (same_pins(&pins, &m->rt.egress_pins)) {
 		sbx_strv_free(&pins);
@@ -664,10 +714,13 @@ sbx_net_refresh(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
 		return -1;
 	}
 	names_for(net, NULL, 0, table, sizeof table);
-	if ((ex = malloc(big)) == NULL || (n = elements(&p, 1, ex, big)) == -1 ||
-	    asprintf(&cmd, "flush set inet %s exact\n%s%s%s%s%s", table,
-	    n ? "add element inet " : "", n ? table : "", n ? " exact { " : "", ex,
-	    n ? " }\n" : "") == -1) {
+	if ((ex = set_elements(&p, AF_INET, 1)) == NULL ||
+	    (ex6 = set_elements(&p, AF_INET6, 1)) == NULL ||
+	    asprintf(&cmd, "flush set inet %1$s exact\nflush set inet %1$s exact6\n"
+	    "%2$s%1$s%3$s%4$s%5$s" "%6$s%7$s%8$s%9$s%10$s", table,
+	    *ex ? "add element inet " : "", *ex ? " exact { " : "", ex, *ex ? " }\n" : "",
+	    *ex6 ? "add element inet " : "", *ex6 ? table : "", *ex6 ? " exact6 { " : "", ex6,
+	    *ex6 ? " }\n" : "") == -1) {
 		cmd = NULL;
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		goto out;
@@ -684,16 +737,57 @@ out:
 	sbx_strv_free(&pins);
 	sbx_egress_free(&p);
 	free(ex);
+	free(ex6);
 	free(cmd);
 	return r;
 }
 
 /* The pieces */
 
+/* The IPv6 prefix (a /96) whose last 32 bits are each sandbox's IPv4 addresses. */
+static int
+pool6_get(unsigned char *base, struct sbx_err *e)
+{
+	const char *v = getenv("SBX_NET_POOL6");
+	char buf[64], *slash;
+
+	snprintf(buf, sizeof buf, "%s", v && *v ? v : SBX_NET_POOL6_DEFAULT);
+	if ((slash = strchr(buf, '/')) == NULL || strcmp(slash, "/96") != 0)
+		goto bad;
+	*slash = '\0';
+	if (inet_pton(AF_INET6, buf, base) != 1 || base[0] == 0xfe || base[0] == 0xff)
+		goto bad;
+	memset(base + 12, 0, 4);
+	return 0;
+bad:
+	return sbx_err_set(e, SBX_EX_DATAERR, "SBX_NET_POOL6 '%s' is not an IPv6 /96 (unicast)", v);
+}
+
+static int
+link_of(uint32_t net, int v6, struct link *k, struct sbx_err *e)
+{
+	uint32_t h = htonl(net + 1), sb = htonl(net + 2);
+
+	memset(k, 0, sizeof *k);
+	k->net = net;
+	k->v6 = v6;
+	memcpy(k->host4, &h, 4);
+	memcpy(k->sb4, &sb, 4);
+	if (pool6_get(k->pool6, e) == -1)
+		return -1;
+	memcpy(k->host6, k->pool6, 12);
+	memcpy(k->host6 + 12, &h, 4);
+	memcpy(k->sb6, k->pool6, 12);
+	memcpy(k->sb6 + 12, &sb, 4);
+	return 0;
+}
+
 int
 sbx_net_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
 {
+	struct sbx_strv none = { NULL, 0 };
 	struct sbx_egress p;
+	unsigned char base6[16];
 	uint32_t base;
 	int prefix;
 
@@ -702,21 +796,23 @@ sbx_net_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sb
 	if (m->allowed_egress.n == 0)
 		return sbx_err_set(e, SBX_EX_DATAERR, "network_policy egress-allow-list: "
 		    "allowed_egress is empty (use deny-all for no network)");
+	/* Syntax first; names are resolved when the sandbox is made. */
+	if (sbx_egress_parse(&m->allowed_egress, &none, &p, e) == -1)
+		return -1;
+	sbx_egress_free(&p);
+	if (pool_get(&base, &prefix, e) == -1 || pool6_get(base6, e) == -1)
+		return -1;
 	if (s->rootless)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy egress-allow-list cannot "
 		    "be enforced without root: its veth pair and host firewall rules need "
 		    "CAP_NET_ADMIN on the host, and user-mode networking (pasta, slirp4netns) "
 		    "needs /dev/net/tun, which is root-only here; refusing to provision");
-	if (pool_get(&base, &prefix, e) == -1 || nft_load(e) == -1)
+	if (nft_load(e) == -1)
 		return -1;
-	/* Syntax and IPv6 now; names are resolved when the sandbox is made. */
-	{
-		struct sbx_strv none = { NULL, 0 };
-
-		if (sbx_egress_parse(&m->allowed_egress, &none, &p, e) == -1)
-			return -1;
-		sbx_egress_free(&p);
-	}
+	if (sbx_egress_wants_ipv6(&m->allowed_egress) &&
+	    access("/proc/sys/net/ipv6/conf/all/disable_ipv6", F_OK) == -1)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "allowed_egress names IPv6 destinations, "
+		    "and this host has no IPv6");
 	return 0;
 }
 
@@ -725,55 +821,75 @@ sbx_net_prepare(struct sbx_manifest *m, struct sbx_err *e)
 {
 	if (!sbx_net_wanted(m))
 		return 0;
-	return sbx_egress_resolve(&m->allowed_egress, &m->rt.egress_pins, e);
+	return sbx_egress_resolve(&m->allowed_egress, sbx_egress_wants_ipv6(&m->allowed_egress),
+	    &m->rt.egress_pins, e);
 }
 
 static int
-relay_sockets(const struct sbx_store *s, const struct sbx_manifest *m, uint32_t host,
-    unsigned group, int *lfd, int *nfd, int *cfd, unsigned *port, struct sbx_err *e)
+listener(int family, const unsigned char *addr, unsigned *port, struct sbx_err *e)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr = { htonl(host) } };
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	socklen_t len = sizeof sin;
-	int one = 1;
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len = family == AF_INET ? sizeof *sin : sizeof *sin6;
+	int fd, one = 1;
 
-	*lfd = *nfd = *cfd = -1;
-	if ((*lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 ||
-	    setsockopt(*lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == -1 ||
-	    bind(*lfd, (struct sockaddr *)&sin, sizeof sin) == -1 || listen(*lfd, 256) == -1 ||
-	    getsockname(*lfd, (struct sockaddr *)&sin, &len) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "the relay's listening socket");
-	*port = ntohs(sin.sin_port);
-	if ((*nfd = sbx_relay_nflog_open(group, e)) == -1)
+	ss.ss_family = (sa_family_t)family;
+	if (family == AF_INET)
+		memcpy(&sin->sin_addr, addr, 4);
+	else
+		memcpy(&sin6->sin6_addr, addr, 16);
+	if ((fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == -1 ||
+	    bind(fd, (struct sockaddr *)&ss, len) == -1 || listen(fd, 256) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "the relay's listening socket");
+		if (fd != -1)
+			close(fd);
 		return -1;
+	}
+	*port = ntohs(family == AF_INET ? sin->sin_port : sin6->sin6_port);
+	return fd;
+}
+
+static int
+control_socket(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
 	if (sbx_store_path(s, m->sandbox_id, "net.sock", sun.sun_path, sizeof sun.sun_path,
 	    NULL) == -1)
 		return sbx_err_set(e, SBX_EX_CANTCREAT, "the state root's path is too long for the "
 		    "relay's socket (at most %zu bytes)", sizeof sun.sun_path - 40);
 	unlink(sun.sun_path);
-	if ((*cfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 ||
-	    bind(*cfd, (struct sockaddr *)&sun, sizeof sun) == -1 || listen(*cfd, 16) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "the relay's socket %s", sun.sun_path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1 || listen(fd, 16) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "the relay's socket %s", sun.sun_path);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
 	chmod(sun.sun_path, 0600);
-	return 0;
+	return fd;
 }
 
+/* Forked, not executed: the relay needs nothing but its descriptors and the policy. */
 static pid_t
-relay_start(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_egress *p,
-    uint32_t sandbox, int fds[3], pid_t init, struct sbx_err *e)
+relay_start(struct sbx_relay_cfg *c, pid_t init, struct sbx_err *e)
 {
-	struct sbx_relay_cfg c = { s, m->sandbox_id, p, sandbox, fds[0], fds[1], fds[2], -1 };
 	pid_t pid;
 	int null;
 
-	if ((c.init_pidfd = (int)syscall(SYS_pidfd_open, init, 0)) == -1)
+	if ((c->init_pidfd = (int)syscall(SYS_pidfd_open, init, 0)) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "pidfd_open");
 	if ((pid = fork()) == -1) {
-		close(c.init_pidfd);
+		close(c->init_pidfd);
 		return sbx_err_sys(e, SBX_EX_OSERR, "start the relay");
 	}
 	if (pid == 0) {
-		int keep[4] = { c.listen_fd, c.nflog_fd, c.ctl_fd, c.init_pidfd }, fd, i;
+		int keep[5] = { c->listen_fd, c->listen6_fd, c->nflog_fd, c->ctl_fd, c->init_pidfd };
+		int fd, i;
 
 		setsid();
 		if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
@@ -781,17 +897,17 @@ relay_start(const struct sbx_store *s, const struct sbx_manifest *m, const struc
 			dup2(null, 1);
 			dup2(null, 2);
 		}
-		/* Only our four descriptors survive (the sandbox's lock is among the rest). */
+		/* Only its own descriptors survive (the sandbox's lock is among the rest). */
 		for (fd = 3; fd < 1024; fd++) {
-			for (i = 0; i < 4 && keep[i] != fd; i++)
+			for (i = 0; i < 5 && keep[i] != fd; i++)
 				;
-			if (i == 4)
+			if (i == 5)
 				close(fd);
 		}
 		prctl(PR_SET_NAME, "sbx-relay", 0, 0, 0);
-		sbx_relay_main(&c);
+		sbx_relay_main(c);
 	}
-	close(c.init_pidfd);
+	close(c->init_pidfd);
 	return pid;
 }
 
@@ -799,17 +915,20 @@ int
 sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, struct sbx_err *e)
 {
 	struct sbx_egress p;
+	struct sbx_relay_cfg c = { s, m->sandbox_id, NULL, { 0 }, { 0 }, -1, -1, -1, -1, -1 };
 	struct lease l;
+	struct link k;
 	char ifname[IFNAMSIZ], buf[64], ctl[1200];
 	uint32_t pool;
-	int nl = -1, fds[3] = { -1, -1, -1 }, rc, index, pool_prefix, i;
-	unsigned port = 0;
+	int nl = -1, rc, index, pool_prefix, v6 = sbx_egress_wants_ipv6(&m->allowed_egress);
+	unsigned port4 = 0, port6 = 0;
 	pid_t relay;
 
 	if (!sbx_net_wanted(m))
 		return 0;
 	if (sbx_egress_parse(&m->allowed_egress, &m->rt.egress_pins, &p, e) == -1)
 		return -1;
+	c.policy = &p;
 	if (pool_get(&pool, &pool_prefix, e) == -1 || lease_take(s, m, pid, &l, e) == -1) {
 		sbx_egress_free(&p);
 		return -1;
@@ -821,6 +940,10 @@ sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, str
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		goto fail;
 	}
+	if (link_of(l.net, v6, &k, e) == -1)
+		goto fail;
+	memcpy(c.sandbox4, k.sb4, 4);
+	memcpy(c.sandbox6, k.sb6, 16);
 	names_for(l.net, ifname, sizeof ifname, NULL, 0);
 	if ((nl = nl_socket()) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "netlink");
@@ -831,46 +954,38 @@ sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, str
 		sbx_err_sys(e, SBX_EX_OSERR, "create veth %s", ifname);
 		goto fail;
 	}
-	snprintf(buf, sizeof buf, "/proc/sys/net/ipv6/conf/%s/disable_ipv6", ifname);
-	sbx_write_str(buf, "1");
-	if ((index = (int)if_nametoindex(ifname)) == 0 || (rc = addr_add(nl, index, l.net + 1)) < 0) {
+	ipv6_mode(ifname, v6);
+	if ((index = (int)if_nametoindex(ifname)) == 0 ||
+	    (rc = addr_add(nl, index, AF_INET, k.host4)) < 0 ||
+	    (v6 && (rc = addr_add(nl, index, AF_INET6, k.host6)) < 0)) {
 		errno = index == 0 ? errno : -rc;
 		sbx_err_sys(e, SBX_EX_OSERR, "address of %s", ifname);
 		goto fail;
 	}
-	if (config_inside(pid, l.net + 2, l.net + 1, e) == -1 ||
-	    relay_sockets(s, m, l.net + 1, group_for(l.net), &fds[0], &fds[1], &fds[2], &port,
-	    e) == -1)
+	if (config_inside(pid, &k, e) == -1 ||
+	    (c.listen_fd = listener(AF_INET, k.host4, &port4, e)) == -1 ||
+	    (v6 && (c.listen6_fd = listener(AF_INET6, k.host6, &port6, e)) == -1) ||
+	    (c.nflog_fd = sbx_relay_nflog_open(group_for(l.net), e)) == -1 ||
+	    (c.ctl_fd = control_socket(s, m, e)) == -1)
 		goto fail;
-	if ((relay = relay_start(s, m, &p, l.net + 2, fds, pid, e)) == -1)
+	if ((relay = relay_start(&c, pid, e)) == -1)
 		goto fail;
 	m->rt.relay_pid = relay;
 	m->rt.relay_start_ticks = (long long)sbx_proc_starttime(relay);
 	l.relay_pid = relay;
 	l.relay_ticks = m->rt.relay_start_ticks;
 	lease_write(&l, 0, NULL);
-	for (i = 0; i < 3; i++) {
-		close(fds[i]);
-		fds[i] = -1;
-	}
 	/* The host's end comes up only once the rules are in place. */
-	if (rules_add(l.net, &p, pool, pool_prefix, port, e) == -1)
+	if (rules_add(&k, &p, pool, pool_prefix, port4, port6, e) == -1)
 		goto fail;
 	if ((rc = link_up(nl, index)) < 0) {
 		errno = -rc;
 		sbx_err_sys(e, SBX_EX_OSERR, "bring up %s", ifname);
 		goto fail;
 	}
-	close(nl);
-	sbx_egress_free(&p);
-	return 0;
+	rc = 0;
+	goto out;
 fail:
-	for (i = 0; i < 3; i++)
-		if (fds[i] != -1)
-			close(fds[i]);
-	if (nl != -1)
-		close(nl);
-	sbx_egress_free(&p);
 	{
 		struct sbx_err ignored;
 
@@ -878,7 +993,16 @@ fail:
 	}
 	if (sbx_store_path(s, m->sandbox_id, "net.sock", ctl, sizeof ctl, NULL) == 0)
 		unlink(ctl);
-	return -1;
+	rc = -1;
+out:
+	if (c.listen_fd != -1) close(c.listen_fd);
+	if (c.listen6_fd != -1) close(c.listen6_fd);
+	if (c.nflog_fd != -1) close(c.nflog_fd);
+	if (c.ctl_fd != -1) close(c.ctl_fd);
+	if (nl != -1)
+		close(nl);
+	sbx_egress_free(&p);
+	return rc;
 }
 
 static void

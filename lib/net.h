@@ -18,6 +18,7 @@
 #include "state.h"
 
 #define SBX_NET_POOL_DEFAULT "10.87.0.0/16"
+#define SBX_NET_POOL6_DEFAULT "fd87:5b::/96"
 #define SBX_NET_RUN_DIR "/run/sbx/net"
 
 /* Can the caller enforce m's network policy here? Exit 69 naming why not. */

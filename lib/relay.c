@@ -45,8 +45,8 @@ struct pipe_half {
 enum { C_CONNECTING, C_INSPECT, C_OPEN };
 
 struct conn {
-	int cfd, ufd, state, need_name;
-	uint32_t addr;                  /* where the sandbox meant to go */
+	int cfd, ufd, state, need_name, family;
+	unsigned char addr[16];         /* where the sandbox meant to go */
 	unsigned port;
 	struct pipe_half up, down;      /* up: sandbox to world */
 	size_t dest;
@@ -122,6 +122,22 @@ denied(size_t i, const char *why)
 	snprintf(d->why, sizeof d->why, "%s", why ? why : "");
 	if (d->last_audit == 0 || now - d->last_audit >= AUDIT_EVERY_S)
 		audit_flush(d, now);
+}
+
+/* "tcp 10.0.0.2:80", "tcp [fd00::2]:80" */
+static void
+dest_name(char *buf, size_t size, const char *proto, int family, const void *addr,
+    unsigned port, int with_port)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	inet_ntop(family, addr, ip, sizeof ip);
+	if (!with_port)
+		snprintf(buf, size, "%s %s", proto, ip);
+	else if (family == AF_INET6)
+		snprintf(buf, size, "%s [%s]:%u", proto, ip, port);
+	else
+		snprintf(buf, size, "%s %s:%u", proto, ip, port);
 }
 
 /* NFLOG: the headers of packets the rules refused. */
@@ -200,22 +216,32 @@ fail:
 static void
 nflog_packet(const unsigned char *p, size_t len)
 {
-	char name[64], ip[INET_ADDRSTRLEN];
-	struct in_addr dst;
-	size_t ihl;
+	static const char *const protos[256] = { [IPPROTO_TCP] = "tcp", [IPPROTO_UDP] = "udp",
+		[IPPROTO_ICMP] = "icmp", [IPPROTO_ICMPV6] = "icmp6" };
+	char name[64], other[16];
+	const char *proto;
+	size_t l4;
+	int family, nh;
 
-	if (len < 20 || (p[0] >> 4) != 4)
+	if (len >= 20 && (p[0] >> 4) == 4) {
+		family = AF_INET;
+		nh = p[9];
+		l4 = (size_t)(p[0] & 15) * 4;
+	} else if (len >= 40 && (p[0] >> 4) == 6) {
+		/* The next header of the fixed header (extension headers are not followed). */
+		family = AF_INET6;
+		nh = p[6];
+		l4 = 40;
+	} else {
 		return;
-	ihl = (size_t)(p[0] & 15) * 4;
-	memcpy(&dst, p + 16, 4);
-	inet_ntop(AF_INET, &dst, ip, sizeof ip);
-	if ((p[9] == IPPROTO_TCP || p[9] == IPPROTO_UDP) && len >= ihl + 4)
-		snprintf(name, sizeof name, "%s %s:%u", p[9] == IPPROTO_TCP ? "tcp" : "udp", ip,
-		    (unsigned)(p[ihl + 2] << 8 | p[ihl + 3]));
-	else if (p[9] == IPPROTO_ICMP)
-		snprintf(name, sizeof name, "icmp %s", ip);
-	else
-		snprintf(name, sizeof name, "proto-%u %s", p[9], ip);
+	}
+	if ((proto = protos[nh]) == NULL) {
+		snprintf(other, sizeof other, "proto-%d", nh);
+		proto = other;
+	}
+	dest_name(name, sizeof name, proto, family, p + (family == AF_INET ? 16 : 24),
+	    len >= l4 + 4 ? (unsigned)(p[l4 + 2] << 8 | p[l4 + 3]) : 0,
+	    (nh == IPPROTO_TCP || nh == IPPROTO_UDP) && len >= l4 + 4);
 	denied(dest_of(name), NULL);
 }
 
@@ -391,45 +417,54 @@ conn_close(size_t k, int reset)
 static void
 accept_one(int lfd)
 {
-	struct sockaddr_in peer, orig;
+	struct sockaddr_storage peer, orig;
+	struct sockaddr_in *o4 = (struct sockaddr_in *)&orig;
+	struct sockaddr_in6 *o6 = (struct sockaddr_in6 *)&orig;
+	const struct sockaddr_in *p4 = (const struct sockaddr_in *)&peer;
+	const struct sockaddr_in6 *p6 = (const struct sockaddr_in6 *)&peer;
 	socklen_t pl = sizeof peer, ol = sizeof orig;
-	char name[64], ip[INET_ADDRSTRLEN], why[96] = "";
+	char name[64], why[96] = "";
 	struct conn *c = NULL;
 	struct linger lg = { 1, 0 };
 	size_t k;
-	int fd, m;
+	int fd, m, family;
 
 	if ((fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1)
 		return;
-	/* Only the sandbox, and only through the redirect. */
-	if (peer.sin_family != AF_INET || ntohl(peer.sin_addr.s_addr) != cfg->sandbox_addr ||
-	    getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &orig, &ol) == -1)
+	family = peer.ss_family;
+	/* Only the sandbox, and only through the redirect (which keeps the
+	 * original destination for SO_ORIGINAL_DST, IPv4 and IPv6 alike). */
+	if (family == AF_INET ? memcmp(&p4->sin_addr, cfg->sandbox4, 4) != 0 ||
+	    getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, o4, &ol) == -1 :
+	    family == AF_INET6 ? memcmp(&p6->sin6_addr, cfg->sandbox6, 16) != 0 ||
+	    getsockopt(fd, SOL_IPV6, SO_ORIGINAL_DST, o6, &ol) == -1 : 1)
 		goto refuse;
-	inet_ntop(AF_INET, &orig.sin_addr, ip, sizeof ip);
-	snprintf(name, sizeof name, "tcp %s:%u", ip, ntohs(orig.sin_port));
-	for (k = 0; k < MAX_CONNS && conns[k]; k++)
-		;
-	if (k == MAX_CONNS) {
-		denied(dest_of(name), "too many connections");
-		goto refuse;
-	}
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		goto refuse;
 	c->cfd = fd;
 	c->ufd = -1;
+	c->family = family;
+	c->port = ntohs(family == AF_INET ? o4->sin_port : o6->sin6_port);
+	memcpy(c->addr, family == AF_INET ? (const void *)&o4->sin_addr : (const void *)&o6->sin6_addr,
+	    family == AF_INET ? 4 : 16);
+	dest_name(name, sizeof name, "tcp", family, c->addr, c->port, 1);
 	c->dest = dest_of(name);
-	c->addr = ntohl(orig.sin_addr.s_addr);
-	c->port = ntohs(orig.sin_port);
-	m = sbx_egress_match(&policy, c->addr, c->port, c->names, SBX_ARRAY_LEN(c->names));
+	for (k = 0; k < MAX_CONNS && conns[k]; k++)
+		;
+	if (k == MAX_CONNS) {
+		snprintf(why, sizeof why, "too many connections");
+		goto deny;
+	}
+	m = sbx_egress_match(&policy, family, c->addr, c->port, c->names, SBX_ARRAY_LEN(c->names));
 	if (m == SBX_EGRESS_NO) {
 		snprintf(why, sizeof why, "not in the policy");
 		goto deny;
 	}
 	c->need_name = m == SBX_EGRESS_NAME;
 	if ((c->up.buf = malloc(BUF_SIZE)) == NULL || (c->down.buf = malloc(BUF_SIZE)) == NULL ||
-	    (c->ufd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1 ||
-	    (connect(c->ufd, (struct sockaddr *)&orig, sizeof orig) == -1 &&
-	    errno != EINPROGRESS)) {
+	    (c->ufd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1 ||
+	    (connect(c->ufd, (struct sockaddr *)&orig, family == AF_INET ? sizeof *o4 : sizeof *o6)
+	    == -1 && errno != EINPROGRESS)) {
 		conns[k] = c;
 		conn_close(k, 1);
 		return;
@@ -574,7 +609,7 @@ reload_policy(void)
 
 			if (c == NULL || !c->need_name || c->state == C_OPEN)
 				continue;
-			if (sbx_egress_match(&policy, c->addr, c->port, c->names,
+			if (sbx_egress_match(&policy, c->family, c->addr, c->port, c->names,
 			    SBX_ARRAY_LEN(c->names)) == SBX_EGRESS_NO) {
 				denied(c->dest, "address no longer pinned");
 				conn_close(k, 1);
@@ -603,7 +638,7 @@ drop_privileges(void)
 void
 sbx_relay_main(const struct sbx_relay_cfg *c)
 {
-	struct pollfd pf[4 + 2 * MAX_CONNS];
+	struct pollfd pf[5 + 2 * MAX_CONNS];
 	size_t map[MAX_CONNS], i, n, k;
 	struct sigaction sa = { 0 };
 	sigset_t none, sigs;
@@ -644,7 +679,8 @@ sbx_relay_main(const struct sbx_relay_cfg *c)
 		pf[1] = (struct pollfd){ c->nflog_fd, POLLIN, 0 };
 		pf[2] = (struct pollfd){ c->ctl_fd, POLLIN, 0 };
 		pf[3] = (struct pollfd){ c->init_pidfd, POLLIN, 0 };
-		for (n = 4, k = 0; k < MAX_CONNS; k++) {
+		pf[4] = (struct pollfd){ c->listen6_fd, POLLIN, 0 };
+		for (n = 5, k = 0; k < MAX_CONNS; k++) {
 			struct conn *cn = conns[k];
 			short cev = 0, uev = 0;
 
@@ -664,7 +700,7 @@ sbx_relay_main(const struct sbx_relay_cfg *c)
 				if (cn->state == C_INSPECT && cn->up.eof)
 					cev = 0;
 			}
-			map[(n - 4) / 2] = k;
+			map[(n - 5) / 2] = k;
 			pf[n++] = (struct pollfd){ cn->cfd, cev, 0 };
 			pf[n++] = (struct pollfd){ cn->ufd, uev, 0 };
 		}
@@ -680,10 +716,12 @@ sbx_relay_main(const struct sbx_relay_cfg *c)
 			nflog_drain(c->nflog_fd);
 		if (pf[0].revents)
 			accept_one(c->listen_fd);
+		if (pf[4].revents)
+			accept_one(c->listen6_fd);
 		if (pf[2].revents)
 			answer(c->ctl_fd);
-		for (i = 4; i < n; i += 2) {
-			k = map[(i - 4) / 2];
+		for (i = 5; i < n; i += 2) {
+			k = map[(i - 5) / 2];
 			if (conns[k] && (pf[i].revents || pf[i + 1].revents))
 				service(k, pf[i].revents, pf[i + 1].revents);
 		}

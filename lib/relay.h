@@ -32,8 +32,8 @@ struct sbx_relay_cfg {
 	const struct sbx_store *s;
 	const char *sandbox_id;
 	const struct sbx_egress *policy;
-	uint32_t sandbox_addr;   /* the only peer it serves */
-	int listen_fd, nflog_fd, ctl_fd, init_pidfd;
+	unsigned char sandbox4[4], sandbox6[16];  /* the only peers it serves */
+	int listen_fd, listen6_fd, nflog_fd, ctl_fd, init_pidfd;  /* listen6_fd: -1 without IPv6 */
 };
 
 /* Never returns. Drops every capability first. */

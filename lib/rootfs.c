@@ -185,8 +185,8 @@ write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_
     struct sbx_err *e)
 {
 	struct sbx_egress p;
-	char *hosts, resolv[160], ip[INET_ADDRSTRLEN];
-	uint32_t dns;
+	const struct sbx_egress_rule *dns;
+	char *hosts, resolv[200], ip[INET6_ADDRSTRLEN];
 	int r;
 
 	if ((hosts = hosts_text(m)) == NULL)
@@ -195,10 +195,8 @@ write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_
 	    m->network_policy);
 	if (strcmp(m->network_policy, "egress-allow-list") == 0 &&
 	    sbx_egress_parse(&m->allowed_egress, &m->rt.egress_pins, &p, NULL) == 0) {
-		if (sbx_egress_resolver(&p, &dns)) {
-			struct in_addr a = { htonl(dns) };
-
-			inet_ntop(AF_INET, &a, ip, sizeof ip);
+		if ((dns = sbx_egress_resolver(&p)) != NULL) {
+			inet_ntop(dns->family, dns->addr, ip, sizeof ip);
 			snprintf(resolv, sizeof resolv, "# sbx: the resolver allowed_egress names, "
 			    "over TCP\nnameserver %s\noptions use-vc\n", ip);
 		}

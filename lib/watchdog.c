@@ -34,6 +34,7 @@ struct target {
 	long long keep;          /* snapshot.keep */
 	double resolve_every;    /* egress_refresh_s for pinned host names, 0: none */
 	double next_resolve;     /* CLOCK_REALTIME seconds */
+	int settled;             /* provision has recorded the runtime state */
 	int done;
 };
 
@@ -62,6 +63,7 @@ refresh(const struct sbx_store *s, struct target *t)
 		return 0;   /* mid-write by another tool: next time */
 	if (m.status && (strcmp(m.status, "terminated") == 0 || strcmp(m.status, "cleanup") == 0))
 		t->done = 1;
+	t->settled = m.has_rt && m.status && strcmp(m.status, "provisioning") != 0;
 	t->deadline = m.expires_at && sbx_time_parse(m.expires_at, &until) == 0 ? until : INFINITY;
 	t->limit = m.res.memory_mb != SBX_UNSET_INT ? m.res.memory_mb << 20 : 0;
 	t->snap_every = m.snapshot.enabled == 1 && m.snapshot.interval_s != SBX_UNSET_INT ?
@@ -149,14 +151,15 @@ tend(const struct sbx_store *s, struct target *t, double poll)
 		now = sbx_realtime();
 		t->next_resolve = now + t->resolve_every;
 	}
-	if (!t->limit)
+	/* With a limit, sample; without, sleep, but only once provision has
+	 * recorded the runtime state (cgroup, pinned names) it writes after
+	 * starting us: until then, keep re-reading it. */
+	if (!t->limit && t->settled)
 		poll = INFINITY;
 	if (t->snap_every > 0)
 		poll = fmin(poll, t->next_snap - now);
 	if (t->resolve_every > 0)
 		poll = fmin(poll, t->next_resolve - now);
-	/* With a limit, sample (and, until the cgroup is known, keep re-reading the
-	 * state: provision records it after starting us). */
 	return fmin(poll, t->deadline - now);
 }
 

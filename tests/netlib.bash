@@ -6,10 +6,11 @@
 
 REMOTES=()
 
-# remote_up VAR: a namespace with HTTP servers on ADDR:8080 and ADDR:8081 and a
-# DNS-over-TCP responder on ADDR:53; sets VAR to ADDR.
+# remote_up VAR [VAR6]: a namespace with HTTP servers on ADDR:8080 and
+# ADDR:8081 and a DNS-over-TCP responder on ADDR:53; sets VAR to ADDR. With
+# VAR6, the same HTTP servers on an IPv6 address too (fd50:250:N::2), in VAR6.
 remote_up() {
-	local var=$1 o name i
+	local var=$1 var6=${2:-} o name i
 	for i in $(seq 50); do
 		o=$((100 + RANDOM % 150))
 		ip -br addr | grep -q "10\.250\.$o\." || break
@@ -29,6 +30,20 @@ remote_up() {
 		    >/dev/null 2>&1 &
 		TEST_PIDS+=($!)
 	done
+	if [ -n "$var6" ]; then
+		ip addr add "fd50:250:$o::1/64" dev "$name" nodad
+		ip netns exec "$name" ip addr add "fd50:250:$o::2/64" dev eth0 nodad
+		for p in 8080 8081; do
+			ip netns exec "$name" python3 -m http.server -b "fd50:250:$o::2" "$p" \
+			    >/dev/null 2>&1 &
+			TEST_PIDS+=($!)
+		done
+		for i in $(seq 100); do
+			curl -s -o /dev/null -m 1 "http://[fd50:250:$o::2]:8081/" && break
+			sleep 0.05
+		done
+		printf -v "$var6" '%s' "fd50:250:$o::2"
+	fi
 	ip netns exec "$name" python3 "$BATS_TEST_DIRNAME/fixtures/dns-tcp.py" "10.250.$o.2" \
 	    >/dev/null 2>&1 &
 	TEST_PIDS+=($!)
