@@ -82,8 +82,6 @@ PY
 @test "tiers and policies this build cannot enforce fail closed with 69" {
 	run -69 sbx-provision "$MANIFESTS/seed-example.json"
 	[[ $output == *"microvm"* ]]
-	printf 'network_policy: egress-allow-list\nallowed_egress: ["[fd00::1]:80"]\n' > "$WORK/net.yaml"
-	run -69 sbx-provision "$WORK/net.yaml"
 	printf 'isolation_level: auto\n' > "$WORK/auto.yaml"
 	run -69 sbx-provision "$WORK/auto.yaml"
 	[ -z "$(sbx-ls -q)" ]
