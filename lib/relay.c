@@ -322,7 +322,7 @@ tls_sni(const unsigned char *b, size_t n, char *name, size_t size)
 				return -1;
 			memcpy(name, b + p + 5, nl);
 			name[nl] = '\0';
-			return 1;
+			return memchr(name, '\0', nl) ? -1 : 1;
 		}
 		p += l;
 	}
@@ -350,11 +350,14 @@ http_host(const char *b, size_t n, char *name, size_t size)
 		return n >= INSPECT_MAX ? -1 : 0;
 	for (h = memchr(b, '\n', (size_t)(end - b)); h && h < end; h = memchr(h + 1, '\n',
 	    (size_t)(end - h - 1))) {
-		if (strncasecmp(h + 1, "host:", 5) != 0)
+		if (end - h < 6 || strncasecmp(h + 1, "host:", 5) != 0)
 			continue;
-		for (v = h + 6; *v == ' ' || *v == '\t'; v++)
+		for (v = h + 6; v < end && (*v == ' ' || *v == '\t'); v++)
 			;
-		l = strcspn(v, ":\r\n");
+		/* Bounded by the blank line, not by a NUL the bytes may carry. */
+		for (l = 0; v + l < end && v[l] != ':' && v[l] != '\r' && v[l] != '\n'; l++)
+			if (v[l] == '\0')
+				return -1;
 		if (l == 0 || l >= size)
 			return -1;
 		memcpy(name, v, l);
@@ -364,21 +367,35 @@ http_host(const char *b, size_t n, char *name, size_t size)
 	return -1;
 }
 
+int
+sbx_relay_peek_name(const unsigned char *b, size_t n, char *name, size_t size)
+{
+	const char *c;
+	int r;
+
+	if (n == 0)
+		return 0;
+	r = b[0] == 0x16 ? tls_sni(b, n, name, size) : http_host((const char *)b, n, name, size);
+	/* A host name, nothing else: a NUL or an odd byte could make the name
+	 * checked here differ from the one the server acts on. */
+	if (r == 1)
+		for (c = name; *c; c++)
+			if (!isalnum((unsigned char)*c) && !strchr(".-_", *c))
+				return -1;
+	return r;
+}
+
 /* 1: allowed, 0: need more bytes, -1: refused (why says so). */
 static int
 inspect(struct conn *c, char *why, size_t size)
 {
-	const char *b = c->up.buf;
 	char name[256];
 	int r;
 	size_t i;
 
 	if (c->up.len == 0)
 		return 0;
-	if ((unsigned char)b[0] == 0x16)
-		r = tls_sni((const unsigned char *)b, c->up.len, name, sizeof name);
-	else
-		r = http_host(b, c->up.len, name, sizeof name);
+	r = sbx_relay_peek_name((const unsigned char *)c->up.buf, c->up.len, name, sizeof name);
 	if (r == 0)
 		return c->up.eof ? -1 : 0;
 	if (r == -1) {
@@ -391,9 +408,6 @@ inspect(struct conn *c, char *why, size_t size)
 		if (strcasecmp(c->names[i], name) == 0)
 			return 1;
 	snprintf(why, size, "name %.60s not allowed", name);
-	for (char *p = why; *p; p++)
-		if (!isprint((unsigned char)*p))
-			*p = '?';
 	return -1;
 }
 

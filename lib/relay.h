@@ -36,6 +36,13 @@ struct sbx_relay_cfg {
 	int listen_fd, listen6_fd, nflog_fd, ctl_fd, init_pidfd;  /* listen6_fd: -1 without IPv6 */
 };
 
+/*
+ * The host name a connection's first bytes ask for: the SNI of a TLS
+ * ClientHello, or the Host header of an HTTP request (port dropped). Returns
+ * 1 with name set ("" when the bytes are neither TLS nor HTTP), 0 when more
+ * bytes are needed, -1 when they carry no name to check or are malformed.
+ */
+int sbx_relay_peek_name(const unsigned char *b, size_t n, char *name, size_t size);
 /* Never returns. Drops every capability first. */
 void sbx_relay_main(const struct sbx_relay_cfg *c) __attribute__((noreturn));
 /* A netlink socket bound to NFLOG group, copying packet headers at once. */

@@ -36,3 +36,7 @@ replay() {
 @test "fuzz corpus: snapshot layers (hostile, truncated, and real ones with whiteouts)" {
 	replay layer "$REPO"/tests/fuzz/corpus/layer/*
 }
+
+@test "fuzz corpus: the relay's TLS SNI and HTTP Host reader" {
+	replay peek "$REPO"/tests/fuzz/corpus/peek/*
+}
