@@ -135,7 +135,7 @@ lint:
 		$(CC) -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' -Ilib -fanalyzer -Werror -O1 \
 			-c -o /dev/null $$f || exit 1; \
 	done
-	shellcheck tests/run tests/helpers.bash tests/*.bats tests/bench/run tests/hostile/*.sh \
+	shellcheck tests/run tests/helpers.bash tests/netlib.bash tests/*.bats tests/bench/run tests/hostile/*.sh \
 		tests/s3/*.sh tests/s3/lib.bash tests/slurm/*.sh contrib/*.sh contrib/scale-out/*.sbatch \
 		.ci/run \
 		completions/sbx.bash

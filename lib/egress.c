@@ -20,15 +20,19 @@ split(const char *entry, char *host, size_t size, unsigned *lo, unsigned *hi, st
 	char *end;
 	long port;
 
-	if (colon == NULL || colon == entry)
-		return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s' has no port", entry);
+	if (colon == NULL || colon == entry) {
+		sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s' has no port", entry);
+		return -1;
+	}
 	len = (size_t)(colon - entry);
 	if (entry[0] == '[' && len >= 2 && entry[len - 1] == ']') {
 		entry++;
 		len -= 2;
 	}
-	if (len == 0 || len >= size)
-		return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': bad host", entry);
+	if (len == 0 || len >= size) {
+		sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': bad host", entry);
+		return -1;
+	}
 	memcpy(host, entry, len);
 	host[len] = '\0';
 	if (strcmp(colon + 1, "*") == 0) {
@@ -38,8 +42,10 @@ split(const char *entry, char *host, size_t size, unsigned *lo, unsigned *hi, st
 	}
 	errno = 0;
 	port = strtol(colon + 1, &end, 10);
-	if (*end != '\0' || port < 1 || port > 65535 || errno)
-		return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': bad port", entry);
+	if (*end != '\0' || port < 1 || port > 65535 || errno) {
+		sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': bad port", entry);
+		return -1;
+	}
 	*lo = *hi = (unsigned)port;
 	return 0;
 }
@@ -98,6 +104,7 @@ static int
 classify(const char *entry, char *host, size_t size, int *family, unsigned char *addr,
     int *prefix, unsigned *lo, unsigned *hi, struct sbx_err *e)
 {
+	const char *why = NULL;
 	char *slash, *end;
 	long pl = -1;
 
@@ -108,27 +115,31 @@ classify(const char *entry, char *host, size_t size, int *family, unsigned char 
 		errno = 0;
 		pl = strtol(slash + 1, &end, 10);
 		if (slash[1] == '\0' || *end != '\0' || errno)
-			return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': bad prefix "
-			    "length", entry);
+			why = "bad prefix length";
 	}
-	if (inet_pton(AF_INET6, host, addr) == 1) {
-		if (entry[0] != '[')
-			return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': write an IPv6 "
-			    "address in brackets, [ADDRESS]:PORT", entry);
+	if (why) {
+		/* reported below */
+	} else if (inet_pton(AF_INET6, host, addr) == 1) {
 		*family = AF_INET6;
 		*prefix = pl == -1 ? 128 : (int)pl;
+		if (entry[0] != '[')
+			why = "write an IPv6 address in brackets, [ADDRESS]:PORT";
+		else if (*prefix < 0 || *prefix > 128)
+			why = "prefix length must be 0 to 128";
 	} else if (inet_pton(AF_INET, host, addr) == 1) {
 		*family = AF_INET;
 		*prefix = pl == -1 ? 32 : (int)pl;
+		if (*prefix < 0 || *prefix > 32)
+			why = "prefix length must be 0 to 32";
 	} else if (slash == NULL && is_name(host)) {
 		return 1;
 	} else {
-		return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s' is not HOST:PORT, "
-		    "IP:PORT, CIDR:PORT or CIDR:*", entry);
+		why = "not HOST:PORT, IP:PORT, CIDR:PORT or CIDR:*";
 	}
-	if (*prefix < 0 || *prefix > (*family == AF_INET ? 32 : 128))
-		return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': prefix length must be "
-		    "0 to %d", entry, *family == AF_INET ? 32 : 128);
+	if (why) {
+		sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s': %s", entry, why);
+		return -1;
+	}
 	return 0;
 }
 
@@ -151,8 +162,8 @@ sbx_egress_resolve(const struct sbx_strv *entries, int ipv6, struct sbx_strv *pi
 		.ai_socktype = SOCK_STREAM }, *res, *ai;
 	char host[256], line[320], ip[INET6_ADDRSTRLEN];
 	unsigned char addr[16];
-	unsigned lo, hi;
-	int family, prefix, rc;
+	unsigned lo = 0, hi = 0;
+	int family = AF_INET, prefix = 0, rc;
 	size_t i, j, found;
 
 	sbx_strv_free(pins);
@@ -218,8 +229,8 @@ sbx_egress_parse(const struct sbx_strv *entries, const struct sbx_strv *pins,
 	const struct sbx_strv *use = pins;
 	char host[256];
 	unsigned char addr[16];
-	unsigned lo, hi;
-	int family, prefix, rc;
+	unsigned lo = 0, hi = 0;
+	int family = AF_INET, prefix = 0, rc;
 	size_t i, j;
 
 	memset(p, 0, sizeof *p);

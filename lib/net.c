@@ -412,12 +412,10 @@ static int
 lease_read(uint32_t net, struct lease *l)
 {
 	char path[256], text[LEASE_MAX], *line, *save = NULL;
-	ssize_t n;
 
 	memset(l, 0, sizeof *l);
 	l->net = net;
-	if (lease_path(net, path, sizeof path) == -1 || (n = sbx_read_str(path, text,
-	    sizeof text)) < 0)
+	if (lease_path(net, path, sizeof path) == -1 || sbx_read_str(path, text, sizeof text) < 0)
 		return -1;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (strncmp(line, "root ", 5) == 0)
@@ -462,8 +460,8 @@ lease_take(const struct sbx_store *s, const struct sbx_manifest *m, pid_t pid,
 {
 	char path[256], buf[32];
 	struct ifaddrs *ifs = NULL;
-	uint32_t base, slots, cursor = 0, k;
-	int prefix, lock, r = -1;
+	uint32_t base = 0, slots, cursor = 0, k;
+	int prefix = 30, lock, r = -1;
 
 	if (pool_get(&base, &prefix, e) == -1 ||
 	    sbx_mkdir_p(SBX_NET_RUN_DIR, 0755, e) == -1)
@@ -828,12 +826,13 @@ sbx_net_prepare(struct sbx_manifest *m, struct sbx_err *e)
 static int
 listener(int family, const unsigned char *addr, unsigned *port, struct sbx_err *e)
 {
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss;
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
 	socklen_t len = family == AF_INET ? sizeof *sin : sizeof *sin6;
-	int fd, one = 1;
+	int fd = -1, one = 1;
 
+	memset(&ss, 0, sizeof ss);
 	ss.ss_family = (sa_family_t)family;
 	if (family == AF_INET)
 		memcpy(&sin->sin_addr, addr, 4);

@@ -438,6 +438,8 @@ accept_one(int lfd)
 	const struct sockaddr_in6 *p6 = (const struct sockaddr_in6 *)&peer;
 	socklen_t pl = sizeof peer, ol = sizeof orig;
 	char name[64], why[96] = "";
+
+	memset(&peer, 0, sizeof peer);
 	struct conn *c = NULL;
 	struct linger lg = { 1, 0 };
 	size_t k;

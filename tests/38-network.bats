@@ -3,6 +3,7 @@
 # Network policies: deny-all, the egress allow-list enforced on the host side
 # (veth, nftables, relay), host-name pinning, denial logging, and cleanup.
 # Traffic goes only to servers in namespaces these tests create (netlib.bash).
+# shellcheck disable=SC2154
 
 load helpers
 load netlib
@@ -44,6 +45,14 @@ table_of() {
 	a=$(state "$1" net_addr)
 	IFS=. read -r x y z w <<<"${a%/30}"
 	printf 'sbx_%02x%02x%02x%02x\n' "$x" "$y" "$z" "$w"
+}
+
+# The last output (a uid_map) does not map root inside to root outside.
+not_host_root() {
+	if grep -Eq '^ *0 +0 ' <<<"$output"; then
+		echo "root inside maps to root outside"
+		return 1
+	fi
 }
 
 probe() {
@@ -225,7 +234,7 @@ probe() {
 	provision "$m"
 	run -0 sbx-run "$ID" -- cat /proc/self/status /proc/self/uid_map
 	[[ $output == *"NoNewPrivs:	1"* ]]
-	! grep -Eq '^ *0 +0 ' <<<"$output"
+	not_host_root
 	# the answer is the host's "destination unreachable, administratively prohibited"
 	run -0 probe "$ID" "icmp:$R"
 	[[ $output == "icmp:$R icmp-type-3-code-13 0.0"* ]]
@@ -238,7 +247,7 @@ probe() {
 	remote_up R2
 	provision "$(allow "$R:8080")"
 	run -0 sbx-run "$ID" -- cat /proc/self/uid_map
-	! grep -Eq '^ *0 +0 ' <<<"$output"
+	not_host_root
 	table=$(table_of "$ID")
 	rules=$(nft list table inet "$table")
 	# no capabilities: nft and ip fail
@@ -249,7 +258,7 @@ probe() {
 	printf 'security:\n  capabilities: [CAP_NET_ADMIN]\n' >> "$m"
 	provision "$m"
 	run -0 sbx-run "$ID" -- cat /proc/self/uid_map
-	! grep -Eq '^ *0 +0 ' <<<"$output"
+	not_host_root
 	table2=$(table_of "$ID")
 	rules2=$(nft list table inet "$table2")
 	run -0 sbx-run "$ID" -- nft flush ruleset
@@ -264,6 +273,23 @@ probe() {
 	[[ ${lines[0]} == "http:$R:8080 refused-"* ]]
 	[ "$(nft list table inet "$table")" = "$rules" ]
 	[ "$(nft list table inet "$table2")" = "$rules2" ]
+}
+
+@test "allow-list: the hostile network program gets no further than under deny-all" {
+	needs_net
+	remote_up R
+	m=$(allow "$R:8080")
+	printf 'filesystem_mounts: [{host: %s, guest: /hostile, mode: ro}]\n' \
+	    "${SBX_HOSTILE:?run through make check}" >> "$m"
+	provision "$m"
+	assert_confined "$ID"
+	host_listener
+	run -0 sbx-run "$ID" -- /hostile/net-exfil "$PORT" "sbx-test-$$"
+	echo "$output"
+	for t in tcp-to-host-loopback raw-socket packet-socket abstract-unix-to-host dns-lookup; do
+		[[ $output == *"$t blocked"* ]]
+	done
+	[[ $output != *ESCAPED* ]]
 }
 
 @test "allow-list: bad input and hosts that cannot enforce it exit 65 and 69, and make nothing" {

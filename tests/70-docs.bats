@@ -70,6 +70,13 @@ print(statistics.mean(r[1] for r in rows))'
 	run -1 sbx-run "$ID" -- touch /src/x
 }
 
+@test "manifests/egress-allow-list.yaml is valid and asks for the allow-list" {
+	run -0 sbx-provision --dry-run -o yaml "$MANIFESTS/egress-allow-list.yaml"
+	[[ $output == *'network_policy: "egress-allow-list"'* ]]
+	[[ $output == *"files.pythonhosted.org:443"* ]]
+	[[ $output == *"egress_refresh_s: 600"* ]]
+}
+
 @test "manifests/spec-example.yaml is valid; its example host paths are named when missing" {
 	run -0 sbx-provision --dry-run "$MANIFESTS/spec-example.yaml"
 	[ -e /data/workspace/agent-7 ] && skip "this host has the example's paths"
