@@ -378,3 +378,16 @@ probe() {
 	run -0 sbx-gc
 	[ "$(net_objects)" = "$before" ]
 }
+
+@test "sbx-provision SIGKILLed once the network is made: one sweep removes it all" {
+	needs_net
+	remote_up R
+	before=$(net_objects)
+	run -137 env SBX_TEST_CRASH_AT=create-network sbx-provision "$(allow "$R:8080")"
+	[ "$(net_objects)" != "$before" ]
+	run -0 sbx-gc
+	for _ in $(seq 30); do [ "$(net_objects)" = "$before" ] && break; sleep 0.1; done
+	[ "$(net_objects)" = "$before" ]
+	run -0 sbx-ls -q
+	[ -z "$output" ]
+}
