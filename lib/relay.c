@@ -34,6 +34,8 @@
 #define MAX_CONNS 512
 #define MAX_DESTS 4096
 #define AUDIT_EVERY_S 10.0
+#define AUDIT_RATE 20.0
+#define AUDIT_BURST 100.0
 
 /* The sandbox's side and the world's side of one connection. */
 struct pipe_half {
@@ -95,12 +97,33 @@ dest_of(const char *name)
 	return n_dests++;
 }
 
+/*
+ * Refusals to one destination make one event at most every AUDIT_EVERY_S;
+ * all destinations together at most AUDIT_RATE a second (a burst of
+ * AUDIT_BURST), so a sandbox spraying addresses cannot flood the log: what
+ * waits is summed into the destination's next event.
+ */
+static int
+audit_token(double now)
+{
+	static double tokens = AUDIT_BURST, last;
+
+	tokens += (now - last) * AUDIT_RATE;
+	last = now;
+	if (tokens > AUDIT_BURST)
+		tokens = AUDIT_BURST;
+	if (tokens < 1)
+		return 0;
+	tokens -= 1;
+	return 1;
+}
+
 static void
-audit_flush(struct dest *d, double now)
+audit_flush(struct dest *d, double now, int force)
 {
 	char detail[256];
 
-	if (d->unreported == 0)
+	if (d->unreported == 0 || (!audit_token(now) && !force))
 		return;
 	snprintf(detail, sizeof detail, "destination=%s count=%lld%s%s", d->d.name,
 	    d->unreported, d->why[0] ? " reason=" : "", d->why);
@@ -121,7 +144,7 @@ denied(size_t i, const char *why)
 	d->unreported++;
 	snprintf(d->why, sizeof d->why, "%s", why ? why : "");
 	if (d->last_audit == 0 || now - d->last_audit >= AUDIT_EVERY_S)
-		audit_flush(d, now);
+		audit_flush(d, now, 0);
 }
 
 /* "tcp 10.0.0.2:80", "tcp [fd00::2]:80" */
@@ -687,7 +710,7 @@ sbx_relay_main(const struct sbx_relay_cfg *c)
 		for (i = 0; i < n_dests; i++)
 			if (dests[i].unreported) {
 				if (now - dests[i].last_audit >= AUDIT_EVERY_S)
-					audit_flush(&dests[i], now);
+					audit_flush(&dests[i], now, 0);
 				else
 					timeout = 1000;
 			}
@@ -744,7 +767,7 @@ sbx_relay_main(const struct sbx_relay_cfg *c)
 	}
 	nflog_drain(c->nflog_fd);
 	for (i = 0; i < n_dests; i++)
-		audit_flush(&dests[i], sbx_monotonic());
+		audit_flush(&dests[i], sbx_monotonic(), 1);
 	_exit(0);
 }
 
