@@ -189,7 +189,7 @@ sbx_cgroup_create(const struct sbx_cg_host *h, const char *group, const char *na
     struct sbx_cgroup *cg, struct sbx_err *e)
 {
 	char own[1024], base[1024], grp[1100];
-	int i;
+	int i, tries;
 
 	memset(cg, 0, sizeof *cg);
 	cg->version = h->version;
@@ -203,20 +203,25 @@ sbx_cgroup_create(const struct sbx_cg_host *h, const char *group, const char *na
 		/* v2 hands controllers down one level at a time. */
 		if (h->version == 2 && enable_v2(own, e) == -1)
 			return -1;
-		if (mkcg(base, e) == -1 || (h->version == 2 && enable_v2(base, e) == -1) ||
-		    mkcg(grp, e) == -1 || (h->version == 2 && enable_v2(grp, e) == -1))
+		if (sbx_path(cg->path[i], sizeof cg->path[i], e, "%s/%s", grp, name) == -1)
 			return -1;
-		if (sbx_path(cg->path[i], sizeof cg->path[i], e, "%s/%s", grp, name) == -1 ||
-		    mkcg(cg->path[i], e) == -1)
-			return -1;
-		if (h->version == 2 && enable_v2(cg->path[i], e) == -1)
-			return -1;
+		/* Another tool removes the group with its last sandbox: when that
+		 * happens between our mkdirs, make the group again. */
+		for (tries = 0;; tries++) {
+			if (mkcg(base, e) == 0 && (h->version != 2 || enable_v2(base, e) == 0) &&
+			    mkcg(grp, e) == 0 && (h->version != 2 || enable_v2(grp, e) == 0) &&
+			    mkcg(cg->path[i], e) == 0 &&
+			    (h->version != 2 || enable_v2(cg->path[i], e) == 0))
+				break;
+			if (errno != ENOENT || tries == 10)
+				return -1;
+		}
 	}
 	return 0;
 }
 
 void
-sbx_cgroup_remove_group(const struct sbx_cg_host *h, const char *group)
+sbx_cgroup_remove_group(const struct sbx_cg_host *h, const char *group, int wait)
 {
 	char dir[1200];
 	int i, tries;
@@ -226,11 +231,27 @@ sbx_cgroup_remove_group(const struct sbx_cg_host *h, const char *group)
 			continue;
 		snprintf(dir, sizeof dir, "%s%s/sbx/%s/@watchdog", h->mnt[i], h->own[i], group);
 		/* A watchdog just killed may take a moment to leave. */
-		for (tries = 0; tries < 100 && rmdir(dir) == -1 && errno == EBUSY; tries++)
-			nap(1);
+		for (tries = 0; tries < (wait ? 100 : 1) && rmdir(dir) == -1 && errno == EBUSY;
+		    tries++)
+			if (wait)
+				nap(1);
 		snprintf(dir, sizeof dir, "%s%s/sbx/%s", h->mnt[i], h->own[i], group);
 		rmdir(dir);
 	}
+}
+
+int
+sbx_cgroup_return(const struct sbx_cg_host *h)
+{
+	struct sbx_cgroup cg;
+	int i;
+
+	memset(&cg, 0, sizeof cg);
+	cg.version = h->version;
+	for (i = 0; i < nctrl(h->version); i++)
+		if (h->mnt[i][0])
+			snprintf(cg.path[i], sizeof cg.path[i], "%s%s", h->mnt[i], h->own[i]);
+	return sbx_cgroup_enter(&cg, 0, NULL);
 }
 
 int

@@ -48,8 +48,11 @@ int sbx_cgroup_host_parse(const char *mountinfo, const char *selfcg, const char 
 int sbx_cgroup_create(const struct sbx_cg_host *h, const char *group, const char *name,
     struct sbx_cgroup *cg, struct sbx_err *e);
 /* Remove a group that holds no sandbox any more (its @watchdog cgroup too, once
- * empty); a busy group stays. */
-void sbx_cgroup_remove_group(const struct sbx_cg_host *h, const char *group);
+ * empty, waiting up to 100 ms for a watchdog just killed with wait); a busy
+ * group stays. */
+void sbx_cgroup_remove_group(const struct sbx_cg_host *h, const char *group, int wait);
+/* Move the caller back to the cgroups it started in (h->own). */
+int sbx_cgroup_return(const struct sbx_cg_host *h);
 /* The directory holding a group's sandboxes, in the freezer (v1) or unified (v2) tree. */
 int sbx_cgroup_group_dir(const struct sbx_cg_host *h, const char *group, char *buf, size_t size);
 int sbx_cgroup_child(const struct sbx_cgroup *parent, const char *name, struct sbx_cgroup *cg,

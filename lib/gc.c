@@ -69,7 +69,7 @@ orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_gc_report report, voi
 	}
 	closedir(d);
 	/* With no sandbox left, the state root's group goes too (busy ones stay). */
-	sbx_cgroup_remove_group(&h, s->group);
+	sbx_cgroup_remove_group(&h, s->group, 1);
 	return 0;
 }
 

@@ -563,6 +563,10 @@ ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 	case 1:
 		if (sbx_cgroup_destroy(&cg, e) == -1)
 			r = -1;
+		/* The state root's group goes with its last sandbox (no waiting:
+		 * with other sandboxes, their watchdogs keep it busy). */
+		else if (s->group[0])
+			sbx_cgroup_remove_group(&h, s->group, 0);
 		break;
 	}
 	for (i = 0; i < 1000 && ns_alive(m); i++)

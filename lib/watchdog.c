@@ -181,6 +181,7 @@ static int
 watch_one(const struct sbx_store *s, const char *id, double poll)
 {
 	struct target t = { .memfd = -1 };
+	struct sbx_cg_host h;
 
 	snprintf(t.id, sizeof t.id, "%s", id);
 	for (;;) {
@@ -192,6 +193,10 @@ watch_one(const struct sbx_store *s, const char *id, double poll)
 		nap(next);
 	}
 	drop(&t);
+	/* Leave the @watchdog cgroup, and the group with it if this was its last
+	 * sandbox (a sweep that ran while we still lived could not). */
+	if (!s->rootless && sbx_cgroup_host(&h, NULL) == 0 && sbx_cgroup_return(&h) == 0)
+		sbx_cgroup_remove_group(&h, s->group, 0);
 	return 0;
 }
 

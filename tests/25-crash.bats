@@ -153,3 +153,16 @@ check_store() {
 	check_store
 	assert_nothing_left
 }
+
+@test "destroying a root's last sandbox by ID removes the root's cgroup group (no sweep needed)" {
+	[ "$(id -u)" -eq 0 ] || skip "cgroups of this user are its delegated ones"
+	provision "$MANIFESTS/minimal.yaml"
+	first=$ID
+	provision "$MANIFESTS/minimal.yaml"
+	[ -n "$(group_dirs)" ]
+	run -0 sbx-gc "$first"
+	# another sandbox (and its watchdog) still uses the group
+	[ -n "$(group_dirs)" ]
+	run -0 sbx-gc "$ID"
+	[ -z "$(group_dirs)" ]
+}
