@@ -66,8 +66,9 @@ int sbx_cgroup_set_limits(const struct sbx_cgroup *cg, const struct sbx_cg_limit
     struct sbx_err *e);
 /* Move pid (0: the caller) into cg. */
 int sbx_cgroup_enter(const struct sbx_cgroup *cg, pid_t pid, struct sbx_err *e);
-/* Open the files that move a process into cg, so a child can join before exec. */
-int sbx_cgroup_open_procs(const struct sbx_cgroup *cg, int fds[SBX_CG_NCTRL], struct sbx_err *e);
+/* Descriptors through which a single-threaded process moves itself into cg by
+ * writing "0" (v1: the tasks files, which spare the kernel's global lock). */
+int sbx_cgroup_open_join(const struct sbx_cgroup *cg, int fds[SBX_CG_NCTRL], struct sbx_err *e);
 int sbx_cgroup_freeze(const struct sbx_cgroup *cg, int frozen, struct sbx_err *e);
 /* Kill every process in cg and its children; returns once none is left. */
 int sbx_cgroup_kill(const struct sbx_cgroup *cg, struct sbx_err *e);

@@ -321,15 +321,21 @@ idmapped_layers(pid_t pid, const struct sbx_lowers *lw, int *fds, struct sbx_err
 
 static void __attribute__((noreturn))
 init_main(const struct sbx_store *s, const struct sbx_manifest *m,
-    const struct sbx_lowers *lw, int go, int status)
+    const struct sbx_lowers *lw, int go, int status, const int *cgfds)
 {
 	struct init_msg msg = { 0 };
-	int *srcfds, layerfds[SBX_MAX_LAYERS];
+	int *srcfds, layerfds[SBX_MAX_LAYERS], i;
 	int mapped = !m->rt.rootless && lw->n > 0;
 
 	if (recv_go(go, layerfds, mapped ? lw->n : 0) == -1)
 		_exit(1);
 	close(go);
+	/* Into the sandbox's cgroup, by ourselves (see sbx_cgroup_open_join). */
+	for (i = 0; i < SBX_CG_NCTRL; i++)
+		if (cgfds[i] != -1 && (sbx_write_all(cgfds[i], "0", 1) == -1 || close(cgfds[i]))) {
+			sbx_err_sys(&msg.err, SBX_EX_OSERR, "join the sandbox's cgroup");
+			goto fail;
+		}
 	if ((srcfds = calloc(m->n_mounts + 1, sizeof *srcfds)) == NULL ||
 	    sbx_rootfs_open_sources(m, srcfds, &msg.err) == -1)
 		goto fail;
@@ -399,6 +405,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	struct sbx_lowers lw;
 	char spec[4096];
 	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0, layerfds[SBX_MAX_LAYERS];
+	int cgfds[SBX_CG_NCTRL];
 	size_t nfds = 0, i;
 	pid_t pid = -1;
 	ssize_t n;
@@ -407,6 +414,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	m->rt.rootless = s->rootless;
 	memset(&lw, 0, sizeof lw);
 	memset(layerfds, -1, sizeof layerfds);
+	memset(cgfds, -1, sizeof cgfds);
 	if (sbx_net_prepare(m, e) == -1 || pick_ids(s, m, e) == -1 ||
 	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, &lw, e) == -1) {
 		sbx_lowers_free(&lw);
@@ -433,7 +441,8 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		}
 		lim.pids = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
 		if (sbx_cgroup_set_limits(&cg, &lim, e) == -1 ||
-		    sbx_cgroup_child(&cg, "init", &initcg, e) == -1) {
+		    sbx_cgroup_child(&cg, "init", &initcg, e) == -1 ||
+		    sbx_cgroup_open_join(&initcg, cgfds, e) == -1) {
 			sbx_err_prefix(e, "resource_allocation cannot be enforced");
 			goto fail;
 		}
@@ -454,14 +463,19 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	if (pid == 0) {
 		close(go[1]);
 		close(st[0]);
-		init_main(s, m, &lw, go[0], st[1]);
+		init_main(s, m, &lw, go[0], st[1], cgfds);
 	}
 	close(go[0]);
 	close(st[1]);
 	go[0] = st[1] = -1;
+	for (i = 0; i < SBX_CG_NCTRL; i++)
+		if (cgfds[i] != -1) {
+			close(cgfds[i]);
+			cgfds[i] = -1;
+		}
 	m->rt.pid = pid;
 	sbx_crash_point("create-cloned");
-	if (write_maps(pid, m, e) == -1 || (have_cg && sbx_cgroup_enter(&initcg, pid, e) == -1))
+	if (write_maps(pid, m, e) == -1)
 		goto fail;
 	/* The network is in place before init goes on to run anything. */
 	if (sbx_net_create(s, m, pid, e) == -1)
@@ -495,6 +509,9 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 fail:
 	for (i = 0; i < nfds; i++)
 		close(layerfds[i]);
+	for (i = 0; i < SBX_CG_NCTRL; i++)
+		if (cgfds[i] != -1)
+			close(cgfds[i]);
 	sbx_lowers_free(&lw);
 	if (go[0] != -1) close(go[0]);
 	if (go[1] != -1) close(go[1]);
@@ -665,7 +682,7 @@ writable_paths(const struct sbx_manifest *m, const char **w, size_t max)
 
 static void __attribute__((noreturn))
 run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N],
-    int cgfds[SBX_CG_NCTRL], int errfd, int ttysock)
+    int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, const struct sbx_seccomp_prog *prog)
 {
 	struct child_err ce = { 0 };
 	const char *w[64];
@@ -734,7 +751,7 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N]
 	    sbx_landlock_restrict(w, writable_paths(m, w, SBX_ARRAY_LEN(w)), &ce.e) == -1)
 		goto fail;
 	/* Last: from here on, only the profile's calls work. */
-	if (sbx_seccomp_load(m->security.seccomp, &ce.e) == -1)
+	if (sbx_seccomp_load_program(prog, &ce.e) == -1)
 		goto fail;
 	environ = env;
 	execvp(x->argv[0], x->argv);
@@ -767,7 +784,7 @@ relay_signal(int sig)
  */
 static void __attribute__((noreturn))
 relay_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N],
-    int cgfds[SBX_CG_NCTRL], int errfd, int ttysock)
+    int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, const struct sbx_seccomp_prog *prog)
 {
 	struct child_err ce = { 0 };
 	struct sigaction sa = { 0 };
@@ -787,7 +804,7 @@ relay_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		if (getppid() == 1)
 			_exit(SBX_EX_RUNFAIL);
-		run_child(m, x, nsfd, cgfds, errfd, ttysock);
+		run_child(m, x, nsfd, cgfds, errfd, ttysock, prog);
 	}
 	close(errfd);
 	if (ttysock != -1)
@@ -864,6 +881,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	int timed_out = 0, killed_term = 0, selfpid = -1, runcg_live = 0, wall_clock = 0;
 	int expired = 0, have_net = 0;
 	struct sbx_relay_counts net_before = { 0 };
+	struct sbx_seccomp_prog prog = { NULL, 0 };
 	char name[64], stamp[32];
 	double t0, deadline = 0, term_at = 0;
 	pid_t pid;
@@ -884,7 +902,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			goto out;
 		runcg_live = 1;
 		sbx_crash_point("run-cgroup");
-		if (sbx_cgroup_open_procs(&runcg, cgfds, e) == -1)
+		if (sbx_cgroup_open_join(&runcg, cgfds, e) == -1)
 			goto out;
 		sbx_cgroup_stats(&sbcg, &before, NULL);
 	}
@@ -892,6 +910,11 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		if (sbx_net_counts(s, m, &net_before, e) == -1)
 			goto out;
 		have_net = 1;
+	}
+	/* Compiled once per state root, not in every run's child. */
+	if (sbx_seccomp_program(s, m->security.seccomp, &prog, e) == -1) {
+		e->code = SBX_EX_RUNFAIL;
+		goto out;
 	}
 	if (pipe2(errp, O_CLOEXEC) == -1 ||
 	    (x->tty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)) {
@@ -908,7 +931,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			close(errp[0]);
 			if (sp[0] != -1)
 				close(sp[0]);
-			relay_child(m, x, nsfd, cgfds, errp[1], sp[1]);
+			relay_child(m, x, nsfd, cgfds, errp[1], sp[1], &prog);
 		}
 	} else {
 		/* Only the child goes into the sandbox's PID namespace: anything we
@@ -922,7 +945,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			close(errp[0]);
 			if (sp[0] != -1)
 				close(sp[0]);
-			run_child(m, x, nsfd, cgfds, errp[1], sp[1]);
+			run_child(m, x, nsfd, cgfds, errp[1], sp[1], &prog);
 		}
 		if (setns(selfpid, CLONE_NEWPID) == -1 && pid > 0) {
 			sbx_err_sys(e, SBX_EX_RUNFAIL, "leave the sandbox's pid namespace");
@@ -1118,6 +1141,7 @@ restore:
 	sigaction(SIGWINCH, &old_winch, NULL);
 out:
 	sbx_relay_counts_free(&net_before);
+	free(prog.code);
 	for (i = 0; i < NS_N; i++)
 		if (nsfd[i] != -1)
 			close(nsfd[i]);

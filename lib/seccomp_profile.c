@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* seccomp profiles: allow-lists with ENOSYS for the unknown, EPERM for the dangerous. */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -8,8 +11,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "seccomp_profile.h"
+#include "sha256.h"
 #include "util.h"
 
 /* What ordinary programs need. Names this libseccomp does not know are skipped. */
@@ -183,16 +189,17 @@ sbx_seccomp_check(const char *profile, struct sbx_err *e)
 	return add_policy_file(NULL, profile, e);
 }
 
-int
-sbx_seccomp_load(const char *profile, struct sbx_err *e)
+static int
+build(const char *profile, scmp_filter_ctx *out, struct sbx_err *e)
 {
 	scmp_filter_ctx ctx;
 	int r = -1, strict = strcmp(profile, "strict") == 0;
 
-	if (strcmp(profile, "unconfined") == 0)
-		return 0;
-	if ((ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS))) == NULL)
-		return sbx_err_set(e, SBX_EX_SOFTWARE, "seccomp_init failed");
+	*out = NULL;
+	if ((ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS))) == NULL) {
+		sbx_err_set(e, SBX_EX_SOFTWARE, "seccomp_init failed");
+		return -1;
+	}
 	/* Calls of a foreign architecture (int 0x80 on x86_64) kill the process. */
 	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0)
 		goto out;
@@ -205,15 +212,125 @@ sbx_seccomp_load(const char *profile, struct sbx_err *e)
 		    add_common(ctx, strict) == -1)
 			goto out;
 	}
-	if (seccomp_load(ctx) < 0)
-		goto out;
-	r = 0;
-	goto done;
+	*out = ctx;
+	return 0;
 out:
 	sbx_err_set(e, SBX_EX_SOFTWARE, "cannot build the seccomp profile '%s'", profile);
 out_quiet:
-	r = -1;
-done:
 	seccomp_release(ctx);
 	return r;
+}
+
+int
+sbx_seccomp_load(const char *profile, struct sbx_err *e)
+{
+	scmp_filter_ctx ctx = NULL;
+	int r;
+
+	if (strcmp(profile, "unconfined") == 0)
+		return 0;
+	if (build(profile, &ctx, e) == -1)
+		return -1;
+	r = seccomp_load(ctx) < 0 ? sbx_err_set(e, SBX_EX_SOFTWARE, "cannot load the seccomp "
+	    "profile '%s'", profile) : 0;
+	seccomp_release(ctx);
+	return r;
+}
+
+/*
+ * The cache's name for a profile: the built-in ones by name, a policy file by
+ * its content, both with this build's and libseccomp's versions (which decide
+ * the program).
+ */
+static int
+cache_path(const struct sbx_store *s, const char *profile, char *path, size_t size,
+    struct sbx_err *e)
+{
+	const struct scmp_version *v = seccomp_version();
+	char key[65], what[200];
+	char *text = NULL;
+	size_t len = 0;
+
+	if (profile[0] == '/') {
+		if (sbx_read_file(profile, 1 << 20, &text, &len, e) == -1)
+			return -1;
+		sbx_sha256_hex(text, len, key);
+		free(text);
+	} else {
+		snprintf(key, sizeof key, "%s", profile);
+	}
+	snprintf(what, sizeof what, "%s-%s-%u.%u.%u", key, SBX_VERSION, v ? v->major : 0,
+	    v ? v->minor : 0, v ? v->micro : 0);
+	if (snprintf(path, size, "%s/seccomp/%s.bpf", s->root, what) >= (int)size)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "state root path too long");
+	return 0;
+}
+
+int
+sbx_seccomp_program(const struct sbx_store *s, const char *profile, struct sbx_seccomp_prog *p,
+    struct sbx_err *e)
+{
+	scmp_filter_ctx ctx = NULL;
+	char path[1400], dir[1200], tmp[1500];
+	size_t len = 0;
+	int fd, r = -1;
+
+	p->code = NULL;
+	p->len = 0;
+	if (strcmp(profile, "unconfined") == 0)
+		return 0;
+	if (cache_path(s, profile, path, sizeof path, e) == -1)
+		return -1;
+	if (sbx_read_file(path, 8 * 4096, &p->code, &len, NULL) == 0) {
+		if (len > 0 && len % 8 == 0) {
+			p->len = len;
+			return 0;
+		}
+		free(p->code);
+		p->code = NULL;
+	}
+	/* Not made yet: build it, keep it for the next runs. */
+	if (build(profile, &ctx, e) == -1)
+		return -1;
+	snprintf(dir, sizeof dir, "%s/seccomp", s->root);
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+	if (sbx_mkdir_p(dir, 0700, e) == -1)
+		goto out;
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1) {
+		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
+		goto out;
+	}
+	if (seccomp_export_bpf(ctx, fd) < 0 || close(fd) == -1 || rename(tmp, path) == -1) {
+		sbx_err_sys(e, SBX_EX_IOERR, "%s", path);
+		unlink(tmp);
+		goto out;
+	}
+	if (sbx_read_file(path, 8 * 4096, &p->code, &len, e) == -1)
+		goto out;
+	if (len == 0 || len % 8 != 0) {
+		sbx_err_set(e, SBX_EX_SOFTWARE, "%s: not a seccomp program", path);
+		goto out;
+	}
+	p->len = len;
+	r = 0;
+out:
+	seccomp_release(ctx);
+	if (r == -1) {
+		free(p->code);
+		p->code = NULL;
+	}
+	return r;
+}
+
+int
+sbx_seccomp_load_program(const struct sbx_seccomp_prog *p, struct sbx_err *e)
+{
+	struct sock_fprog prog = { (unsigned short)(p->len / 8), (struct sock_filter *)p->code };
+
+	if (p->code == NULL)
+		return 0;
+	/* As libseccomp loads it: no flags (no_new_privs is set by the caller). */
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == -1)
+		return sbx_err_sys(e, SBX_EX_SOFTWARE, "load the seccomp profile");
+	return 0;
 }

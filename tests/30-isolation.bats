@@ -194,3 +194,16 @@ except OSError as e:
     print('refused', errno.errorcode[e.errno])\"" /dev/null
 	[[ $output == *"refused EPERM"* ]]
 }
+
+@test "seccomp: the profile is compiled once per state root; a damaged copy is made again, never skipped" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- true
+	prog=$(echo "$SBX_ROOT"/seccomp/default-*.bpf)
+	[ -s "$prog" ]
+	[ $(($(stat -c %s "$prog") % 8)) -eq 0 ]
+	printf 'junk' > "$prog"
+	run -0 sbx-run "$ID" -- grep Seccomp: /proc/self/status
+	[[ $output == *"Seccomp:	2"* ]]
+	run -1 sbx-run "$ID" -- unshare -U true
+	[ $(($(stat -c %s "$prog") % 8)) -eq 0 ]
+}
