@@ -6,6 +6,7 @@
 #include "common.h"
 #include "id.h"
 #include "sandbox.h"
+#include "util.h"
 #include "snapshot.h"
 
 static void __attribute__((noreturn))
@@ -157,7 +158,9 @@ main(int argc, char *argv[])
 			errx(SBX_EX_RUNFAIL, "%s", e.msg);
 		free(m.sandbox_id);
 		m.sandbox_id = NULL;  /* a one-shot always gets a fresh sandbox */
-		/* A one-shot's lifetime is bounded by sbx-run itself: no watchdog needed. */
+		/* A one-shot's lifetime is bounded by sbx-run itself: no watchdog needed,
+		 * and no state worth an fsync (it is gone when we are). */
+		sbx_set_durable(0);
 		if (sbx_sandbox_provision(&store, &m, SBX_PROV_NO_WATCHDOG, &existed, &e) == -1)
 			errx(SBX_EX_RUNFAIL, "%s: %s", manifest, e.msg);
 		snprintf(id, sizeof id, "%s", m.sandbox_id);

@@ -132,12 +132,20 @@ sbx_write_all(int fd, const void *buf, size_t len)
 
 enum { W_DURABLE = 1, W_NOREPLACE = 2 };
 
+static int durable_writes = 1;
+
+void
+sbx_set_durable(int on)
+{
+	durable_writes = on;
+}
+
 static int
 write_atomic(const char *path, const void *buf, size_t len, mode_t mode, int flags,
     struct sbx_err *e)
 {
 	char tmp[4096], dir[4096];
-	int fd, dfd, durable = flags & W_DURABLE, err;
+	int fd, dfd, durable = (flags & W_DURABLE) && durable_writes, err;
 
 	if (sbx_path(tmp, sizeof tmp, e, "%s.tmp.%ld", path, (long)getpid()) == -1)
 		return -1;

@@ -29,6 +29,13 @@ int sbx_time_set(char **field, double t);
 void sbx_hex(const unsigned char *d, size_t n, char *out);
 int sbx_write_atomic_nosync(const char *path, const void *buf, size_t len, mode_t mode,
     struct sbx_err *e);
+/*
+ * Whether this process's atomic writes are also durable (default on). A
+ * one-shot run, whose sandbox lives only as long as the process, turns it off:
+ * its files stay atomic; a host crash may lose them, and there is then
+ * nothing to keep. The audit log is always synced.
+ */
+void sbx_set_durable(int on);
 /* Write a short string to an existing file (sysfs, procfs). Returns -1 with errno. */
 int sbx_write_str(const char *path, const char *s);
 int sbx_write_strat(int dirfd, const char *name, const char *s);
