@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* seccomp profiles: allow-lists with ENOSYS for the unknown, EPERM for the dangerous. */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -221,35 +224,54 @@ out_quiet:
 	return r;
 }
 
-int
-sbx_seccomp_load(const char *profile, struct sbx_err *e)
+/* The running program's GNU build ID in hex, or "" when it has none. */
+static int
+note_of(struct dl_phdr_info *info, size_t size, void *data)
 {
-	scmp_filter_ctx ctx = NULL;
-	int r;
+	char *out = data;
+	int i;
 
-	if (strcmp(profile, "unconfined") == 0)
-		return 0;
-	if (build(profile, &ctx, e) == -1)
-		return -1;
-	r = seccomp_load(ctx) < 0 ? sbx_err_set(e, SBX_EX_SOFTWARE, "cannot load the seccomp "
-	    "profile '%s'", profile) : 0;
-	seccomp_release(ctx);
-	return r;
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0;    /* the main program only */
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		for (end = p + ph->p_memsz; p + sizeof(ElfW(Nhdr)) <= end;) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)p;
+			const char *desc = p + sizeof *n + ((n->n_namesz + 3) & ~3U);
+
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(p + sizeof *n, "GNU", 4) == 0 && n->n_descsz <= 64 &&
+			    desc + n->n_descsz <= end) {
+				sbx_hex((const unsigned char *)desc, n->n_descsz, out);
+				return 1;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3U);
+		}
+	}
+	return 0;
 }
 
 /*
  * The cache's name for a profile: the built-in ones by name, a policy file by
- * its content, both with this build's and libseccomp's versions (which decide
- * the program).
+ * its content, both with this build's identity (its build ID: the built-in
+ * profiles are code) and libseccomp's version, which decide the program.
  */
 static int
 cache_path(const struct sbx_store *s, const char *profile, char *path, size_t size,
     struct sbx_err *e)
 {
 	const struct scmp_version *v = seccomp_version();
-	char key[65], what[200];
+	char key[65], what[300], build_id[129] = "";
 	char *text = NULL;
 	size_t len = 0;
+
+	if (dl_iterate_phdr(note_of, build_id) == 0 || build_id[0] == '\0')
+		return 1;    /* no identity to key on: no cache */
 
 	if (profile[0] == '/') {
 		if (sbx_read_file(profile, 1 << 20, &text, &len, e) == -1)
@@ -259,10 +281,43 @@ cache_path(const struct sbx_store *s, const char *profile, char *path, size_t si
 	} else {
 		snprintf(key, sizeof key, "%s", profile);
 	}
-	snprintf(what, sizeof what, "%s-%s-%u.%u.%u", key, SBX_VERSION, v ? v->major : 0,
+	snprintf(what, sizeof what, "%s-%s-%u.%u.%u", key, build_id, v ? v->major : 0,
 	    v ? v->minor : 0, v ? v->micro : 0);
 	if (snprintf(path, size, "%s/seccomp/%s.bpf", s->root, what) >= (int)size)
 		return sbx_err_set(e, SBX_EX_SOFTWARE, "state root path too long");
+	return 0;
+}
+
+/* Build profile and write its BPF program to fd. */
+static int
+export_to(const char *profile, int fd, struct sbx_err *e)
+{
+	scmp_filter_ctx ctx = NULL;
+	int r = 0;
+
+	if (build(profile, &ctx, e) == -1)
+		return -1;
+	if (seccomp_export_bpf(ctx, fd) < 0)
+		r = sbx_err_set(e, SBX_EX_SOFTWARE, "cannot export the seccomp profile '%s'",
+		    profile);
+	seccomp_release(ctx);
+	return r;
+}
+
+/* Read a program back (a whole number of instructions, at most BPF_MAXINSNS). */
+static int
+read_program(int fd, struct sbx_seccomp_prog *p, struct sbx_err *e)
+{
+	size_t len = 0;
+
+	if (sbx_read_fd(fd, 8 * BPF_MAXINSNS, &p->code, &len, "seccomp program", e) == -1)
+		return -1;
+	if (len == 0 || len % 8 != 0) {
+		free(p->code);
+		p->code = NULL;
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "not a seccomp program");
+	}
+	p->len = len;
 	return 0;
 }
 
@@ -270,56 +325,50 @@ int
 sbx_seccomp_program(const struct sbx_store *s, const char *profile, struct sbx_seccomp_prog *p,
     struct sbx_err *e)
 {
-	scmp_filter_ctx ctx = NULL;
 	char path[1400], dir[1200], tmp[1500];
-	size_t len = 0;
-	int fd, r = -1;
+	struct sbx_err ignored;
+	int fd, r;
 
 	p->code = NULL;
 	p->len = 0;
 	if (strcmp(profile, "unconfined") == 0)
 		return 0;
-	if (cache_path(s, profile, path, sizeof path, e) == -1)
+	switch (cache_path(s, profile, path, sizeof path, e)) {
+	case -1:
 		return -1;
-	if (sbx_read_file(path, 8 * 4096, &p->code, &len, NULL) == 0) {
-		if (len > 0 && len % 8 == 0) {
-			p->len = len;
-			return 0;
-		}
-		free(p->code);
-		p->code = NULL;
+	case 1:
+		/* No build ID to key a cache on: build it in memory each time. */
+		if ((fd = memfd_create("sbx-seccomp", MFD_CLOEXEC)) == -1)
+			return sbx_err_sys(e, SBX_EX_OSERR, "memfd_create");
+		r = export_to(profile, fd, e) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
+		    read_program(fd, p, e) == -1 ? -1 : 0;
+		close(fd);
+		return r;
 	}
-	/* Not made yet: build it, keep it for the next runs. */
-	if (build(profile, &ctx, e) == -1)
-		return -1;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) != -1) {
+		r = read_program(fd, p, &ignored);
+		close(fd);
+		if (r == 0)
+			return 0;    /* else damaged: made again below */
+	}
 	snprintf(dir, sizeof dir, "%s/seccomp", s->root);
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
 	if (sbx_mkdir_p(dir, 0700, e) == -1)
-		goto out;
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1) {
-		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
-		goto out;
-	}
-	if (seccomp_export_bpf(ctx, fd) < 0 || close(fd) == -1 || rename(tmp, path) == -1) {
-		sbx_err_sys(e, SBX_EX_IOERR, "%s", path);
+		return -1;
+	if ((fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
+	if (export_to(profile, fd, e) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
+	    read_program(fd, p, e) == -1) {
+		close(fd);
 		unlink(tmp);
-		goto out;
+		return -1;
 	}
-	if (sbx_read_file(path, 8 * 4096, &p->code, &len, e) == -1)
-		goto out;
-	if (len == 0 || len % 8 != 0) {
-		sbx_err_set(e, SBX_EX_SOFTWARE, "%s: not a seccomp program", path);
-		goto out;
+	close(fd);
+	if (rename(tmp, path) == -1) {
+		/* The program is good; only the cache could not keep it. */
+		unlink(tmp);
 	}
-	p->len = len;
-	r = 0;
-out:
-	seccomp_release(ctx);
-	if (r == -1) {
-		free(p->code);
-		p->code = NULL;
-	}
-	return r;
+	return 0;
 }
 
 int

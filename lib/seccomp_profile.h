@@ -21,12 +21,11 @@ struct sbx_seccomp_prog {
 
 /* Check a profile name or policy file without loading it (exit 65/66 on error). */
 int sbx_seccomp_check(const char *profile, struct sbx_err *e);
-/* Load profile ("default", "strict", "unconfined" or a policy file) into the caller. */
-int sbx_seccomp_load(const char *profile, struct sbx_err *e);
 /*
- * The profile's BPF program, compiled once per state root and kept in
- * $SBX_ROOT/seccomp/ (compiling costs about 1.7 ms a run; loading it, 0.1).
- * A policy file is keyed by its content. The caller frees p->code.
+ * The BPF program of profile ("default", "strict", "unconfined" or a policy
+ * file), compiled once per state root and build and kept in $SBX_ROOT/seccomp/
+ * (compiling costs about 1.7 ms a run; loading it, 0.1). A policy file is
+ * keyed by its content. The caller frees p->code.
  */
 int sbx_seccomp_program(const struct sbx_store *s, const char *profile,
     struct sbx_seccomp_prog *p, struct sbx_err *e);
