@@ -26,6 +26,7 @@
 #include "egress.h"
 #include "id.h"
 #include "net.h"
+#include "netlink.h"
 #include "rootfs.h"
 #include "util.h"
 
@@ -107,102 +108,39 @@ nft_cmd(const char *cmds, char **out, struct sbx_err *e)
 
 /* rtnetlink, enough for a veth pair, its addresses and a default route. */
 
-struct nlbuf {
-	struct nlmsghdr h;
-	char data[2048];
-};
-
-static struct rtattr *
-nla_put(struct nlbuf *b, unsigned short type, const void *d, size_t len)
-{
-	struct rtattr *a = (struct rtattr *)((char *)&b->h + NLMSG_ALIGN(b->h.nlmsg_len));
-
-	if (NLMSG_ALIGN(b->h.nlmsg_len) + RTA_SPACE(len) > sizeof *b)
-		return NULL;
-	a->rta_type = type;
-	a->rta_len = (unsigned short)RTA_LENGTH(len);
-	if (len)
-		memcpy(RTA_DATA(a), d, len);
-	b->h.nlmsg_len = (unsigned)(NLMSG_ALIGN(b->h.nlmsg_len) + RTA_SPACE(len));
-	return a;
-}
-
-static void
-nla_end(struct nlbuf *b, struct rtattr *a)
-{
-	a->rta_len = (unsigned short)((char *)&b->h + b->h.nlmsg_len - (char *)a);
-}
-
-static void
-nl_init(struct nlbuf *b, unsigned short type, unsigned short flags, const void *hdr, size_t len)
-{
-	memset(b, 0, sizeof *b);
-	b->h.nlmsg_type = type;
-	b->h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
-	b->h.nlmsg_len = (unsigned)NLMSG_LENGTH(len);
-	memcpy(NLMSG_DATA(&b->h), hdr, len);
-}
-
-/* Send one request and read its acknowledgement: 0, or -errno. */
-static int
-nl_talk(int fd, struct nlbuf *b)
-{
-	static unsigned seq;
-	char rbuf[4096];
-	struct nlmsghdr *h;
-	ssize_t n;
-
-	b->h.nlmsg_seq = ++seq;
-	if (send(fd, &b->h, b->h.nlmsg_len, 0) == -1)
-		return -errno;
-	for (;;) {
-		if ((n = recv(fd, rbuf, sizeof rbuf, 0)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		for (h = (struct nlmsghdr *)rbuf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-			if (h->nlmsg_seq != b->h.nlmsg_seq)
-				continue;
-			if (h->nlmsg_type == NLMSG_ERROR)
-				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
-		}
-	}
-}
-
 static int
 veth_create(int nl, const char *host_if, pid_t pid)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	struct rtattr *info, *data, *peer;
-	struct nlbuf b;
+	struct sbx_nlbuf b;
 	unsigned p = (unsigned)pid;
 
-	nl_init(&b, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof ifi);
-	if (nla_put(&b, IFLA_IFNAME, host_if, strlen(host_if) + 1) == NULL ||
-	    (info = nla_put(&b, IFLA_LINKINFO, NULL, 0)) == NULL ||
-	    nla_put(&b, IFLA_INFO_KIND, "veth", 5) == NULL ||
-	    (data = nla_put(&b, IFLA_INFO_DATA, NULL, 0)) == NULL ||
-	    (peer = nla_put(&b, VETH_INFO_PEER, &ifi, sizeof ifi)) == NULL ||
-	    nla_put(&b, IFLA_IFNAME, "eth0", 5) == NULL ||
-	    nla_put(&b, IFLA_NET_NS_PID, &p, sizeof p) == NULL)
+	sbx_nl_init(&b, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof ifi);
+	if (sbx_nla_put(&b, IFLA_IFNAME, host_if, strlen(host_if) + 1) == NULL ||
+	    (info = sbx_nla_put(&b, IFLA_LINKINFO, NULL, 0)) == NULL ||
+	    sbx_nla_put(&b, IFLA_INFO_KIND, "veth", 5) == NULL ||
+	    (data = sbx_nla_put(&b, IFLA_INFO_DATA, NULL, 0)) == NULL ||
+	    (peer = sbx_nla_put(&b, VETH_INFO_PEER, &ifi, sizeof ifi)) == NULL ||
+	    sbx_nla_put(&b, IFLA_IFNAME, "eth0", 5) == NULL ||
+	    sbx_nla_put(&b, IFLA_NET_NS_PID, &p, sizeof p) == NULL)
 		return -ENOBUFS;
-	nla_end(&b, peer);
-	nla_end(&b, data);
-	nla_end(&b, info);
-	return nl_talk(nl, &b);
+	sbx_nla_end(&b, peer);
+	sbx_nla_end(&b, data);
+	sbx_nla_end(&b, info);
+	return sbx_nl_talk(nl, &b);
 }
 
 static int
 link_del(int nl, const char *ifname)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
-	struct nlbuf b;
+	struct sbx_nlbuf b;
 
-	nl_init(&b, RTM_DELLINK, 0, &ifi, sizeof ifi);
-	if (nla_put(&b, IFLA_IFNAME, ifname, strlen(ifname) + 1) == NULL)
+	sbx_nl_init(&b, RTM_DELLINK, 0, &ifi, sizeof ifi);
+	if (sbx_nla_put(&b, IFLA_IFNAME, ifname, strlen(ifname) + 1) == NULL)
 		return -ENOBUFS;
-	return nl_talk(nl, &b);
+	return sbx_nl_talk(nl, &b);
 }
 
 static int
@@ -210,10 +148,10 @@ link_up(int nl, int index)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = index,
 		.ifi_flags = IFF_UP, .ifi_change = IFF_UP };
-	struct nlbuf b;
+	struct sbx_nlbuf b;
 
-	nl_init(&b, RTM_NEWLINK, 0, &ifi, sizeof ifi);
-	return nl_talk(nl, &b);
+	sbx_nl_init(&b, RTM_NEWLINK, 0, &ifi, sizeof ifi);
+	return sbx_nl_talk(nl, &b);
 }
 
 /* An address of a /30 (IPv4) or /126 (IPv6), usable at once (no duplicate detection). */
@@ -223,15 +161,15 @@ addr_add(int nl, int index, int family, const void *addr)
 	struct ifaddrmsg ifa = { .ifa_family = (unsigned char)family,
 		.ifa_prefixlen = family == AF_INET ? 30 : 126, .ifa_scope = RT_SCOPE_UNIVERSE,
 		.ifa_index = (unsigned)index };
-	struct nlbuf b;
+	struct sbx_nlbuf b;
 	size_t len = family == AF_INET ? 4 : 16;
 	uint32_t flags = IFA_F_NODAD;
 
-	nl_init(&b, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &ifa, sizeof ifa);
-	if (nla_put(&b, IFA_LOCAL, addr, len) == NULL || nla_put(&b, IFA_ADDRESS, addr, len) == NULL ||
-	    (family == AF_INET6 && nla_put(&b, IFA_FLAGS, &flags, sizeof flags) == NULL))
+	sbx_nl_init(&b, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, &ifa, sizeof ifa);
+	if (sbx_nla_put(&b, IFA_LOCAL, addr, len) == NULL || sbx_nla_put(&b, IFA_ADDRESS, addr, len) == NULL ||
+	    (family == AF_INET6 && sbx_nla_put(&b, IFA_FLAGS, &flags, sizeof flags) == NULL))
 		return -ENOBUFS;
-	return nl_talk(nl, &b);
+	return sbx_nl_talk(nl, &b);
 }
 
 static int
@@ -240,13 +178,13 @@ route_default(int nl, int index, int family, const void *gw)
 	struct rtmsg rt = { .rtm_family = (unsigned char)family, .rtm_table = RT_TABLE_MAIN,
 		.rtm_protocol = RTPROT_BOOT, .rtm_scope = RT_SCOPE_UNIVERSE,
 		.rtm_type = RTN_UNICAST };
-	struct nlbuf b;
+	struct sbx_nlbuf b;
 
-	nl_init(&b, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, &rt, sizeof rt);
-	if (nla_put(&b, RTA_GATEWAY, gw, family == AF_INET ? 4 : 16) == NULL ||
-	    nla_put(&b, RTA_OIF, &index, 4) == NULL)
+	sbx_nl_init(&b, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, &rt, sizeof rt);
+	if (sbx_nla_put(&b, RTA_GATEWAY, gw, family == AF_INET ? 4 : 16) == NULL ||
+	    sbx_nla_put(&b, RTA_OIF, &index, 4) == NULL)
 		return -ENOBUFS;
-	return nl_talk(nl, &b);
+	return sbx_nl_talk(nl, &b);
 }
 
 /* The addresses of one sandbox's veth pair. */
@@ -270,17 +208,6 @@ ipv6_mode(const char *ifname, int on)
 	sbx_write_str(p, "1");
 }
 
-static int
-nl_socket(void)
-{
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	struct timeval tv = { 5, 0 };
-
-	if (fd != -1)
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	return fd;
-}
-
 /*
  * The sandbox's end, configured from here: a netlink socket made inside the
  * sandbox's network namespace keeps working there after we leave it.
@@ -301,7 +228,7 @@ config_inside(pid_t pid, const struct link *k, struct sbx_err *e)
 		sbx_err_sys(e, SBX_EX_OSERR, "enter the sandbox's network namespace");
 		goto out;
 	}
-	nl = nl_socket();
+	nl = sbx_nl_socket(NETLINK_ROUTE);
 	ipv6_mode("eth0", k->v6);
 	index = (int)if_nametoindex("eth0");
 	if (setns(self, CLONE_NEWNET) == -1) {
@@ -944,7 +871,7 @@ sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, str
 	memcpy(c.sandbox4, k.sb4, 4);
 	memcpy(c.sandbox6, k.sb6, 16);
 	names_for(l.net, ifname, sizeof ifname, NULL, 0);
-	if ((nl = nl_socket()) == -1) {
+	if ((nl = sbx_nl_socket(NETLINK_ROUTE)) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "netlink");
 		goto fail;
 	}
@@ -1004,23 +931,12 @@ out:
 	return rc;
 }
 
+/* The relay: TERM (it writes its last audit events), KILL after a second. */
 static void
 stop(long long pid, long long ticks)
 {
-	int fd;
-
-	if (pid <= 0 || !sbx_proc_alive((pid_t)pid, (unsigned long long)ticks))
-		return;
-	fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	/* TERM: it writes its last audit events; KILL after a second. */
-	kill((pid_t)pid, SIGTERM);
-	if (fd != -1) {
-		struct pollfd pf = { fd, POLLIN, 0 };
-
-		if (poll(&pf, 1, 1000) == 0)
-			kill((pid_t)pid, SIGKILL);
-		close(fd);
-	}
+	if (pid > 0 && !sbx_proc_signal_wait((pid_t)pid, (unsigned long long)ticks, SIGTERM, 1000))
+		kill((pid_t)pid, SIGKILL);
 }
 
 /* Everything of one lease, missing pieces being fine; the lease goes last. */
@@ -1034,7 +950,7 @@ teardown(uint32_t net, long long relay_pid, long long relay_ticks, struct sbx_er
 	names_for(net, ifname, sizeof ifname, NULL, 0);
 	if (rules_del(net, e) == -1)
 		r = -1;
-	if ((nl = nl_socket()) != -1) {
+	if ((nl = sbx_nl_socket(NETLINK_ROUTE)) != -1) {
 		if ((rc = link_del(nl, ifname)) < 0 && rc != -ENODEV && r == 0) {
 			errno = -rc;
 			r = sbx_err_sys(e, SBX_EX_OSERR, "delete %s", ifname);
@@ -1085,9 +1001,7 @@ sbx_net_trace(const struct sbx_relay_counts *before, const struct sbx_relay_coun
 	char line[160];
 	size_t i, j;
 
-	t->egress_denied = after->denied - before->denied;
-	t->egress_sent_bytes = after->sent - before->sent;
-	t->egress_received_bytes = after->received - before->received;
+	t->egress_denied = t->egress_sent_bytes = t->egress_received_bytes = 0;
 	for (i = 0; i < after->n; i++) {
 		struct sbx_relay_dest d = after->d[i];
 
@@ -1098,6 +1012,9 @@ sbx_net_trace(const struct sbx_relay_counts *before, const struct sbx_relay_coun
 				d.denied -= before->d[j].denied;
 				break;
 			}
+		t->egress_denied += d.denied;
+		t->egress_sent_bytes += d.sent;
+		t->egress_received_bytes += d.received;
 		if (d.sent == 0 && d.received == 0 && d.denied == 0)
 			continue;
 		snprintf(line, sizeof line, "%s sent=%lld received=%lld denied=%lld", d.name, d.sent,
@@ -1163,7 +1080,7 @@ sbx_net_gc(int dry_run, void (*report)(void *ctx, const char *kind, const char *
 			    sizeof path) == -1 || access(path, F_OK) == 0)
 				continue;
 			report(ctx, "veth", i->if_name);
-			if (!dry_run && (nl = nl_socket()) != -1) {
+			if (!dry_run && (nl = sbx_nl_socket(NETLINK_ROUTE)) != -1) {
 				link_del(nl, i->if_name);
 				close(nl);
 			}

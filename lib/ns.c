@@ -543,36 +543,20 @@ ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 {
 	struct sbx_cg_host h;
 	struct sbx_cgroup cg;
-	int r = 0, i, initfd = -1;
+	int r = 0, i;
 
 	/* The sandbox's watchdog goes with it (unless it is the one destroying),
 	 * and is gone when we return, so its cgroup can be removed. */
-	if (m->rt.watchdog_pid > 0 && m->rt.watchdog_pid != getpid() &&
-	    sbx_proc_alive((pid_t)m->rt.watchdog_pid, (unsigned long long)m->rt.watchdog_start_ticks)) {
-		int wdfd = (int)syscall(SYS_pidfd_open, (pid_t)m->rt.watchdog_pid, 0);
-
-		kill((pid_t)m->rt.watchdog_pid, SIGKILL);
-		if (wdfd != -1) {
-			struct pollfd pf = { wdfd, POLLIN, 0 };
-
-			poll(&pf, 1, 2000);
-			close(wdfd);
-		}
-	}
+	if (m->rt.watchdog_pid > 0 && m->rt.watchdog_pid != getpid())
+		sbx_proc_signal_wait((pid_t)m->rt.watchdog_pid,
+		    (unsigned long long)m->rt.watchdog_start_ticks, SIGKILL, 2000);
 	/* Killing init ends its PID namespace: the kernel kills every process in it
 	 * and init dies last, and with it go the mounts and the network namespace.
 	 * Waiting for that (on a pidfd, no polling) first leaves the cgroup empty,
 	 * so the freeze-kill-thaw below is only for what escaped (nothing should). */
-	if (ns_alive(m)) {
-		initfd = (int)syscall(SYS_pidfd_open, (pid_t)m->rt.pid, 0);
-		kill((pid_t)m->rt.pid, SIGKILL);
-		if (initfd != -1) {
-			struct pollfd pf = { initfd, POLLIN, 0 };
-
-			poll(&pf, 1, 5000);
-			close(initfd);
-		}
-	}
+	if (m->rt.pid > 0)
+		sbx_proc_signal_wait((pid_t)m->rt.pid, (unsigned long long)m->rt.start_ticks,
+		    SIGKILL, 5000);
 	switch (cgroup_of(m, &h, &cg, e)) {
 	case -1:
 		r = -1;

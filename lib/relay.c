@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_log.h>
 #include <linux/netlink.h>
@@ -22,6 +23,7 @@
 
 #include "audit.h"
 #include "manifest.h"
+#include "netlink.h"
 #include "relay.h"
 #include "util.h"
 
@@ -168,42 +170,16 @@ dest_name(char *buf, size_t size, const char *proto, int family, const void *add
 static int
 nflog_cfg(int fd, unsigned group, unsigned short type, const void *data, size_t len)
 {
-	char buf[256], rbuf[1024];
-	struct nlmsghdr *h = (struct nlmsghdr *)(void *)buf;
-	struct nfgenmsg *g;
-	struct nlattr *a;
-	ssize_t n;
+	struct nfgenmsg g = { AF_UNSPEC, NFNETLINK_V0, htons((unsigned short)group) };
+	struct sbx_nlbuf b;
+	int rc;
 
-	memset(buf, 0, sizeof buf);
-	h->nlmsg_len = NLMSG_LENGTH(sizeof *g);
-	h->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
-	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	g = NLMSG_DATA(h);
-	g->nfgen_family = AF_UNSPEC;
-	g->version = NFNETLINK_V0;
-	g->res_id = htons((unsigned short)group);
-	a = (struct nlattr *)(void *)(buf + NLMSG_ALIGN(h->nlmsg_len));
-	a->nla_type = type;
-	a->nla_len = (unsigned short)(NLA_HDRLEN + len);
-	memcpy((char *)a + NLA_HDRLEN, data, len);
-	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + NLA_ALIGN(a->nla_len);
-	if (send(fd, buf, h->nlmsg_len, 0) == -1)
-		return -1;
-	for (;;) {
-		struct pollfd pf = { fd, POLLIN, 0 };
-
-		if (poll(&pf, 1, 2000) != 1)
-			return errno = ETIMEDOUT, -1;
-		if ((n = recv(fd, rbuf, sizeof rbuf, 0)) == -1)
-			return -1;
-		for (h = (struct nlmsghdr *)(void *)rbuf; NLMSG_OK(h, (size_t)n);
-		    h = NLMSG_NEXT(h, n))
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				int err = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
-
-				return err ? (errno = -err, -1) : 0;
-			}
-	}
+	sbx_nl_init(&b, (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG, 0, &g, sizeof g);
+	if (sbx_nla_put(&b, type, data, len) == NULL)
+		return errno = ENOBUFS, -1;
+	if ((rc = sbx_nl_talk(fd, &b)) < 0)
+		return errno = -rc, -1;
+	return 0;
 }
 
 int
@@ -215,16 +191,18 @@ sbx_relay_nflog_open(unsigned group, struct sbx_err *e)
 	uint32_t qthresh = htonl(1);
 	int fd, rcvbuf = 1 << 20;
 
-	if ((fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	    NETLINK_NETFILTER)) == -1 || bind(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
+	if ((fd = sbx_nl_socket(NETLINK_NETFILTER)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "netfilter log socket");
 		goto fail;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-	/* One message per packet at once (the default batches for a second). */
+	/* One message per packet at once (the default batches for a second);
+	 * the relay reads them without blocking. */
 	if (nflog_cfg(fd, group, NFULA_CFG_CMD, &bind_cmd, sizeof bind_cmd) == -1 ||
 	    nflog_cfg(fd, group, NFULA_CFG_MODE, &mode, sizeof mode) == -1 ||
-	    nflog_cfg(fd, group, NFULA_CFG_QTHRESH, &qthresh, sizeof qthresh) == -1) {
+	    nflog_cfg(fd, group, NFULA_CFG_QTHRESH, &qthresh, sizeof qthresh) == -1 ||
+	    fcntl(fd, F_SETFL, O_NONBLOCK) == -1) {
 		sbx_err_sys(e, errno == EBUSY ? SBX_EX_TEMPFAIL : SBX_EX_OSERR,
 		    "bind netfilter log group %u", group);
 		goto fail;
@@ -813,9 +791,6 @@ sbx_relay_query(const char *sock_path, struct sbx_relay_counts *c, struct sbx_er
 		}
 		c->d = nd;
 		c->d[c->n++] = d;
-		c->sent += d.sent;
-		c->received += d.received;
-		c->denied += d.denied;
 	}
 	free(buf);
 	return 0;

@@ -23,8 +23,7 @@ struct sbx_relay_dest {
 };
 
 struct sbx_relay_counts {
-	long long denied, sent, received;
-	struct sbx_relay_dest *d;
+	struct sbx_relay_dest *d;    /* per destination, since the relay started */
 	size_t n;
 };
 

@@ -6,6 +6,8 @@
 #include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -438,6 +440,23 @@ sbx_proc_alive(pid_t pid, unsigned long long starttime)
 	if (sbx_read_str(path, buf, sizeof buf) <= 0 || (p = strrchr(buf, ')')) == NULL)
 		return 0;
 	return p[2] != 'Z' && p[2] != 'X';
+}
+
+int
+sbx_proc_signal_wait(pid_t pid, unsigned long long starttime, int sig, int ms)
+{
+	struct pollfd pf = { -1, POLLIN, 0 };
+	int r;
+
+	if (!sbx_proc_alive(pid, starttime))
+		return 1;
+	pf.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	kill(pid, sig);
+	if (pf.fd == -1)
+		return 0;
+	r = poll(&pf, 1, ms) == 1;
+	close(pf.fd);
+	return r;
 }
 
 int

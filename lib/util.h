@@ -64,6 +64,12 @@ unsigned long long sbx_proc_starttime(pid_t pid);
 /* True when pid is alive and still the process that started at starttime. */
 int sbx_proc_alive(pid_t pid, unsigned long long starttime);
 /*
+ * Send sig to pid if it is still the process that started at starttime, and
+ * wait up to ms for it to exit (on a pidfd). 1: it exited (or was gone
+ * already), 0: still there after ms.
+ */
+int sbx_proc_signal_wait(pid_t pid, unsigned long long starttime, int sig, int ms);
+/*
  * Crash-safety tests: when $SBX_TEST_CRASH_AT names this point, the process
  * kills itself with SIGKILL here, as a crash or an OOM kill would.
  */

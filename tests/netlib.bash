@@ -71,19 +71,3 @@ net_objects() {
 	find /run/sbx/net -name '[0-9]*' 2>/dev/null | sort
 	ps -C sbx-relay -o pid=,stat= | awk '$2 !~ /^Z/ {print $1}' | sort
 }
-
-# fails_fast SECONDS CMD...: CMD exits non-zero within SECONDS.
-fails_fast() {
-	local limit=$1 t0 t1
-	shift
-	t0=$(date +%s%N)
-	if "$@"; then
-		echo "succeeded: $*"
-		return 1
-	fi
-	t1=$(date +%s%N)
-	if (((t1 - t0) / 1000000 > limit * 1000)); then
-		echo "took $(((t1 - t0) / 1000000)) ms: $*"
-		return 1
-	fi
-}

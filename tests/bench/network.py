@@ -4,17 +4,12 @@
 # live sandbox, with deny-all against egress-allow-list (veth pair, nftables
 # table, relay). No traffic is sent: the one allowed address is never used.
 # Appends its figures to the YAML results file given as $1. Needs root.
-import json, os, statistics, subprocess, sys, tempfile, time
+import os, subprocess, sys, tempfile, time
 
-RUNS = int(os.environ.get("SBX_BENCH_RUNS", "100"))
+from benchlib import RUNS, hyperfine, med, p90, sh, write_rows
+
 root = os.environ["SBX_ROOT"]
 minimal = "manifests/minimal.yaml"
-
-def sh(*a):
-    return subprocess.run(a, check=True, capture_output=True, text=True).stdout.strip()
-
-def med(xs): return statistics.median(xs) * 1000
-def p90(xs): return sorted(xs)[int(0.9 * (len(xs) - 1))] * 1000
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else None
@@ -36,13 +31,8 @@ def main():
             times.setdefault(name, []).append(time.perf_counter() - a)
     ids = {"sbx-run ID, deny-all": sh("sbx-provision", "--no-watchdog", minimal),
            "sbx-run ID, egress-allow-list": sh("sbx-provision", "--no-watchdog", allow)}
-    hf = os.path.join(root, "hf-net.json")
-    subprocess.run(["hyperfine", "-N", "--warmup", "5", "--runs", str(RUNS), "--style", "none",
-                    "--export-json", hf] + [f"sbx-run {i} -- /bin/true" for i in ids.values()],
-                   check=True, stdout=subprocess.DEVNULL)
-    with open(hf) as f:
-        for name, r in zip(ids, json.load(f)["results"]):
-            times[name] = r["times"]
+    times.update(zip(ids, hyperfine([f"sbx-run {i} -- /bin/true" for i in ids.values()],
+                                    os.path.join(root, "hf-net.json"))))
     subprocess.run(["sbx-gc"] + list(ids.values()), check=True, stdout=subprocess.DEVNULL)
     ref = {"provision + gc, egress-allow-list": "provision + gc, deny-all",
            "sbx-run ID, egress-allow-list": "sbx-run ID, deny-all"}
@@ -54,11 +44,6 @@ def main():
         rows[n] = (med(xs), p90(xs), ratio)
         rs = f"{ratio:.2f}x deny-all" if r else ""
         print(f"{n:<38} {med(xs):8.2f}ms {p90(xs):8.2f}ms  {rs:>14}")
-    if out:
-        with open(out, "a") as f:
-            f.write("network:\n")
-            for n, (m, p, r) in rows.items():
-                f.write(f"  - {{command: {json.dumps(n)}, median_ms: {m:.3f}, p90_ms: {p:.3f}"
-                        + (f", ratio: {r:.3f}" if r else "") + "}\n")
+    write_rows(out, "network", rows)
 
 main()

@@ -3,15 +3,13 @@
 # Start-up side by side with the peers, in one run: hyperfine -N for single
 # commands, a timing loop for the composite ones. Medians and ratios only.
 # Appends its figures to the YAML results file given as $1.
-import concurrent.futures, json, os, shutil, statistics, subprocess, sys, tempfile, time
+import concurrent.futures, json, os, shutil, subprocess, sys, tempfile, time
 
-RUNS = int(os.environ.get("SBX_BENCH_RUNS", "100"))
+from benchlib import RUNS, hyperfine, med, p90, sh, write_rows
+
 root = os.environ["SBX_ROOT"]
 floor = os.environ["SBX_FLOOR"]
 minimal = "manifests/minimal.yaml"
-
-def sh(*a):
-    return subprocess.run(a, check=True, capture_output=True, text=True).stdout.strip()
 
 def runc_bundle():
     b = tempfile.mkdtemp(dir=root)
@@ -33,21 +31,11 @@ def runc_bundle():
         json.dump(c, f)
     return b
 
-def hyperfine(cmds):
-    out = os.path.join(root, "hf.json")
-    subprocess.run(["hyperfine", "-N", "--warmup", "5", "--runs", str(RUNS), "--style", "none",
-                    "--export-json", out] + cmds, check=True, stdout=subprocess.DEVNULL)
-    with open(out) as f:
-        return [r["times"] for r in json.load(f)["results"]]
-
 def loop(fn, n):
     xs = []
     for _ in range(n):
         a = time.perf_counter(); fn(); xs.append(time.perf_counter() - a)
     return xs
-
-def med(xs): return statistics.median(xs) * 1000
-def p90(xs): return sorted(xs)[int(0.9 * (len(xs) - 1))] * 1000
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else None
@@ -64,7 +52,7 @@ def main():
     if bundle:
         cmds["runc run"] = f"runc run --bundle {bundle} sbx-bench-{os.getpid()}"
     names = list(cmds)
-    times = dict(zip(names, hyperfine([cmds[n] for n in names])))
+    times = dict(zip(names, hyperfine([cmds[n] for n in names], os.path.join(root, "hf.json"))))
     # provision + destroy, without a watchdog to match a one-shot peer
     times["sbx provision + gc"] = loop(
         lambda: subprocess.run(["sbx-gc", sh("sbx-provision", minimal)], check=True,
@@ -95,12 +83,6 @@ def main():
         rs = f"{ratio:.1f}x {r.split()[0]}" if r else ""
         print(f"{n:<38} {med(xs):8.2f}ms {p90(xs):8.2f}ms  {rs:>14}{extra}  {goals.get(n, '')}")
     print(f"{'100 sandboxes provisioned in parallel':<38} {par:8.1f}/s")
-    if out:
-        with open(out, "a") as f:
-            f.write("startup:\n")
-            for n, (m, p, r) in rows.items():
-                f.write(f"  - {{command: {json.dumps(n)}, median_ms: {m:.3f}, p90_ms: {p:.3f}"
-                        + (f", ratio: {r:.3f}" if r else "") + "}\n")
-            f.write(f"  parallel_provision_per_s: {par:.1f}\n")
+    write_rows(out, "startup", rows, [f"parallel_provision_per_s: {par:.1f}"])
 
 main()
