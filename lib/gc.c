@@ -13,6 +13,7 @@
 #include "manifest.h"
 #include "net.h"
 #include "quota.h"
+#include "rootfs.h"
 #include "sandbox.h"
 #include "snapshot.h"
 #include "util.h"
@@ -73,14 +74,28 @@ orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_gc_report report, voi
 	return 0;
 }
 
+struct skel_ctx {
+	sbx_gc_report report;
+	void *ctx;
+};
+
+static void
+report_skeleton(void *ctx, const char *name)
+{
+	struct skel_ctx *c = ctx;
+
+	c->report(c->ctx, "skeleton", name);
+}
+
 int
 sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void *ctx,
     struct sbx_err *e)
 {
 	struct sbx_manifest m;
+	struct sbx_strv skels = { 0 };
 	char **ids, p[1200];
 	size_t n, i;
-	int r = 0;
+	int r = 0, unsettled = 0;
 	DIR *d;
 	struct dirent *de;
 
@@ -110,6 +125,10 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 		struct sbx_err one;
 
 		if (sbx_sandbox_view(s, ids[i], &m, &one) == 0) {
+			if (m.rt.skeleton != NULL && sbx_strv_add(&skels, m.rt.skeleton) == -1)
+				unsettled = 1;   /* out of memory: keep every skeleton */
+			if (m.status && strcmp(m.status, "provisioning") == 0)
+				unsettled = 1;
 			if (m.status && strcmp(m.status, "snapshotting") == 0) {
 				/* A snapshot killed midway: thaw the sandbox, give it back. */
 				report(ctx, "frozen", ids[i]);
@@ -141,6 +160,8 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 			/* A directory without state: a provision killed before its first write. */
 			int lock = sbx_store_lock(s, ids[i], 1, 0, NULL);
 
+			unsettled = 1;
+
 			if (lock != -1) {
 				report(ctx, "state", ids[i]);
 				if (!dry_run)
@@ -151,6 +172,12 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 		free(ids[i]);
 	}
 	free(ids);
+	/* Skeletons no sandbox uses any more, unless a provision may be picking
+	 * one right now (it names its skeleton in the state only when ready). */
+	if (!unsettled)
+		sbx_rootfs_skeleton_gc(s, &skels, dry_run, report_skeleton, &(struct skel_ctx){
+		    report, ctx });
+	sbx_strv_free(&skels);
 	orphan_cgroups(s, dry_run, report, ctx);
 	/* Network leases are host-wide: any root's gc clears those whose init is gone. */
 	if (!s->rootless)

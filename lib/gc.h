@@ -12,7 +12,8 @@
 
 /* Called for each thing removed (or, with dry_run, that would be). kind is
  * "sandbox", "cgroup", "state", "frozen" (a sandbox thawed after an
- * interrupted snapshot), "netlease", "nft-table" or "veth". */
+ * interrupted snapshot), "skeleton" (a shared root skeleton no sandbox uses
+ * and the host's files have outdated), "netlease", "nft-table" or "veth". */
 typedef void (*sbx_gc_report)(void *ctx, const char *kind, const char *name);
 
 /* Destroy sandbox id, snapshotting it first when its manifest asks for

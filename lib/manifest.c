@@ -309,6 +309,7 @@ static const struct field rt_fields[] = {
 	{ "relay_pid", F_INT, RT(relay_pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
 	{ "relay_start_ticks", F_INT, RT(relay_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
 	{ "egress_pins", F_STRV, RT(egress_pins), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "skeleton", F_STR, RT(skeleton), 0, 0, NULL, NULL, NULL, 0, 0 },
 	END
 };
 
@@ -751,7 +752,8 @@ sbx_manifest_strip_state(struct sbx_manifest *m)
 	m->rt.watchdog_pid = m->rt.watchdog_start_ticks = SBX_UNSET_INT;
 	m->rt.rootless = 0;
 	free(m->rt.net_addr);
-	m->rt.net_addr = NULL;
+	free(m->rt.skeleton);
+	m->rt.net_addr = m->rt.skeleton = NULL;
 	m->rt.relay_pid = m->rt.relay_start_ticks = SBX_UNSET_INT;
 	sbx_strv_free(&m->rt.egress_pins);
 }

@@ -80,6 +80,7 @@ struct sbx_runtime {
 	char *net_addr;               /* egress-allow-list: the veth pair's /30 */
 	long long relay_pid, relay_start_ticks;
 	struct sbx_strv egress_pins;  /* "NAME ADDRESS": host names as resolved at provision */
+	char *skeleton;               /* rootfs host: the shared skeleton below its own lower */
 };
 
 struct sbx_manifest {

@@ -240,11 +240,11 @@ init_loop(void)
 	}
 }
 
-/* The go-ahead for init, with the ID-mapped snapshot layers (SCM_RIGHTS). */
+/* The go-ahead for init, with the ID-mapped layers and skeleton (SCM_RIGHTS). */
 static int
 send_go(int sock, const int *fds, size_t n)
 {
-	char c = 'g', buf[CMSG_SPACE(sizeof(int) * SBX_MAX_LAYERS)];
+	char c = 'g', buf[CMSG_SPACE(sizeof(int) * (SBX_MAX_LAYERS + 1))];
 	struct iovec iov = { &c, 1 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *cm;
@@ -266,7 +266,7 @@ send_go(int sock, const int *fds, size_t n)
 static int
 recv_go(int sock, int *fds, size_t n)
 {
-	char c, buf[CMSG_SPACE(sizeof(int) * SBX_MAX_LAYERS)];
+	char c, buf[CMSG_SPACE(sizeof(int) * (SBX_MAX_LAYERS + 1))];
 	struct iovec iov = { &c, 1 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
 		.msg_controllen = sizeof buf };
@@ -284,10 +284,10 @@ recv_go(int sock, int *fds, size_t n)
 }
 
 /*
- * Detached read-only mounts of the snapshot layers, ID-mapped into the user
- * namespace of pid: files the layer stores as owned by 0..65535 belong to
- * the sandbox's own IDs, whichever range it got. Only the host's root can
- * make them; the sandbox's init attaches them.
+ * Detached read-only mounts of the snapshot layers and the skeleton, ID-mapped
+ * into the user namespace of pid: files a layer stores as owned by 0..65535
+ * belong to the sandbox's own IDs, whichever range it got. Only the host's
+ * root can make them; the sandbox's init attaches them. Returns how many.
  */
 static int
 idmapped_layers(pid_t pid, const struct sbx_lowers *lw, int *fds, struct sbx_err *e)
@@ -295,18 +295,20 @@ idmapped_layers(pid_t pid, const struct sbx_lowers *lw, int *fds, struct sbx_err
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
 		MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
 	char p[64];
-	size_t i;
+	size_t i, n = lw->n + (lw->skel != NULL);
 	int uns;
 
 	snprintf(p, sizeof p, "/proc/%d/ns/user", (int)pid);
 	if ((uns = open(p, O_RDONLY | O_CLOEXEC)) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p);
 	attr.userns_fd = (unsigned)uns;
-	for (i = 0; i < lw->n; i++) {
-		if ((fds[i] = open_tree(AT_FDCWD, lw->dirs[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC))
+	for (i = 0; i < n; i++) {
+		const char *dir = i < lw->n ? lw->dirs[i] : lw->skel;
+
+		if ((fds[i] = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC))
 		    == -1 || mount_setattr(fds[i], "", AT_EMPTY_PATH, &attr, sizeof attr) == -1) {
 			sbx_err_sys(e, errno == EINVAL || errno == ENOSYS ? SBX_EX_UNAVAILABLE :
-			    SBX_EX_OSERR, "ID-mapped mount of snapshot layer %s", lw->dirs[i]);
+			    SBX_EX_OSERR, "ID-mapped mount of %s", dir);
 			if (fds[i] != -1)
 				close(fds[i]);
 			while (i-- > 0)
@@ -316,7 +318,7 @@ idmapped_layers(pid_t pid, const struct sbx_lowers *lw, int *fds, struct sbx_err
 		}
 	}
 	close(uns);
-	return 0;
+	return (int)n;
 }
 
 static void __attribute__((noreturn))
@@ -324,10 +326,10 @@ init_main(const struct sbx_store *s, const struct sbx_manifest *m,
     const struct sbx_lowers *lw, int go, int status, const int *cgfds)
 {
 	struct init_msg msg = { 0 };
-	int *srcfds, layerfds[SBX_MAX_LAYERS], i;
-	int mapped = !m->rt.rootless && lw->n > 0;
+	int *srcfds, layerfds[SBX_MAX_LAYERS + 1], i;
+	int mapped = !m->rt.rootless && (lw->n > 0 || lw->skel != NULL);
 
-	if (recv_go(go, layerfds, mapped ? lw->n : 0) == -1)
+	if (recv_go(go, layerfds, mapped ? lw->n + (lw->skel != NULL) : 0) == -1)
 		_exit(1);
 	close(go);
 	/* Into the sandbox's cgroup, by ourselves (see sbx_cgroup_open_join). */
@@ -404,7 +406,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	struct init_msg msg;
 	struct sbx_lowers lw;
 	char spec[4096];
-	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0, layerfds[SBX_MAX_LAYERS];
+	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0, layerfds[SBX_MAX_LAYERS + 1];
 	int cgfds[SBX_CG_NCTRL];
 	size_t nfds = 0, i;
 	pid_t pid = -1;
@@ -419,6 +421,10 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, &lw, e) == -1) {
 		sbx_lowers_free(&lw);
 		return -1;
+	}
+	if (lw.skel != NULL && (m->rt.skeleton = strdup(strrchr(lw.skel, '/') + 1)) == NULL) {
+		sbx_lowers_free(&lw);
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	}
 	/* cgroups: limits need them; without them runs are counted by rusage. */
 	if (sbx_cgroup_host(&h, e) == 0 && sbx_cgroup_create(&h, s->group, m->sandbox_id, &cg, e) == 0) {
@@ -481,10 +487,12 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	if (sbx_net_create(s, m, pid, e) == -1)
 		goto fail;
 	sbx_crash_point("create-network");
-	if (!m->rt.rootless && lw.n > 0) {
-		if (idmapped_layers(pid, &lw, layerfds, e) == -1)
+	if (!m->rt.rootless && (lw.n > 0 || lw.skel != NULL)) {
+		int k = idmapped_layers(pid, &lw, layerfds, e);
+
+		if (k == -1)
 			goto fail;
-		nfds = lw.n;
+		nfds = (size_t)k;
 	}
 	if (send_go(go[1], layerfds, nfds) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "start init");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The sandbox's root filesystem: overlay, /proc, /dev, binds, tmpfs, pivot_root. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "quota.h"
 #include "egress.h"
 #include "rootfs.h"
+#include "sha256.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -93,19 +95,78 @@ mkdir_owned(const char *p, mode_t mode, uid_t uid, gid_t gid, struct sbx_err *e)
 	return 0;
 }
 
-static int
-make_skeleton(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t gid,
-    struct sbx_err *e)
+/*
+ * The part of a `rootfs: host` root that is the same in every sandbox: mount
+ * points, the host's top-level symlinks (merged /usr), /etc/passwd, group,
+ * nsswitch.conf and copies of small host files. Built once per state root as
+ * skel/KEY, where KEY covers what it was made from (the host's symlinks, the
+ * identity of the files it copies), so a changed host file makes a new one.
+ * Owned by host root (ID-mapped into each sandbox, where it belongs to the
+ * sandbox's root), or rootless by the caller, whose one ID is the sandbox's
+ * root. skel/ itself is 0700: no host user can reach /home/sandbox in it.
+ */
+static void
+skeleton_key(uid_t owner, char key[SBX_SKEL_KEY_LEN + 1])
 {
-	char p[1300], link[1024], text[2048];
+	struct sbx_sha256 c;
+	struct stat st;
+	char buf[1400], link[1024], hex[65];
+	unsigned char sum[32];
+	ssize_t n;
+	int i;
+
+	sbx_sha256_init(&c);
+	snprintf(buf, sizeof buf, "sbx skeleton 1 owner %u\n", (unsigned)owner);
+	sbx_sha256_update(&c, buf, strlen(buf));
+	for (i = 0; host_dirs[i]; i++) {
+		buf[0] = '\0';
+		if (lstat(host_dirs[i], &st) == 0 && S_ISLNK(st.st_mode) &&
+		    (n = readlink(host_dirs[i], link, sizeof link - 1)) >= 0) {
+			link[n] = '\0';
+			snprintf(buf, sizeof buf, "link %s %s\n", host_dirs[i], link);
+		} else if (S_ISDIR(st.st_mode)) {
+			snprintf(buf, sizeof buf, "dir %s\n", host_dirs[i]);
+		}
+		sbx_sha256_update(&c, buf, strlen(buf));
+	}
+	for (i = 0; host_files[i]; i++) {
+		buf[0] = '\0';
+		if (stat(host_files[i], &st) == 0)
+			snprintf(buf, sizeof buf, "file %s %llu %llu %lld %lld.%09ld\n", host_files[i],
+			    (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+			    (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+		sbx_sha256_update(&c, buf, strlen(buf));
+	}
+	sbx_sha256_final(&c, sum);
+	for (i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+	snprintf(key, SBX_SKEL_KEY_LEN + 1, "%s", hex);
+}
+
+static int
+fsync_path(const char *p)
+{
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r;
+
+	if (fd == -1)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+static int
+build_skeleton(const char *dir, uid_t uid, gid_t gid, struct sbx_err *e)
+{
+	char p[1300], link[1024];
 	struct stat st;
 	ssize_t n;
 	int i;
 
-	if (mkdir_owned(lower, 0755, uid, gid, e) == -1)
+	if (mkdir_owned(dir, 0755, uid, gid, e) == -1)
 		return -1;
 	for (i = 0; skel_dirs[i]; i++) {
-		snprintf(p, sizeof p, "%s%s", lower, skel_dirs[i]);
+		snprintf(p, sizeof p, "%s%s", dir, skel_dirs[i]);
 		if (mkdir_owned(p, strcmp(skel_dirs[i], "/tmp") == 0 ||
 		    strcmp(skel_dirs[i], "/var/tmp") == 0 ? 01777 :
 		    strcmp(skel_dirs[i], "/root") == 0 ? 0700 : 0755, uid, gid, e) == -1)
@@ -114,7 +175,7 @@ make_skeleton(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t 
 	for (i = 0; host_dirs[i]; i++) {
 		if (lstat(host_dirs[i], &st) == -1)
 			continue;
-		snprintf(p, sizeof p, "%s%s", lower, host_dirs[i]);
+		snprintf(p, sizeof p, "%s%s", dir, host_dirs[i]);
 		if (S_ISLNK(st.st_mode)) {
 			if ((n = readlink(host_dirs[i], link, sizeof link - 1)) < 0)
 				continue;
@@ -127,28 +188,122 @@ make_skeleton(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t 
 			return -1;
 		}
 	}
-	snprintf(text, sizeof text,
-	    "root:x:0:0:root:/root:/bin/sh\n"
+	if (write_file(dir, "/etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"
 	    "sandbox:x:1000:1000:sandbox:/home/sandbox:/bin/sh\n"
-	    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
-	if (write_file(lower, "/etc/passwd", text, uid, gid, e) == -1 ||
-	    write_file(lower, "/etc/group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n",
-	    uid, gid, e) == -1)
-		return -1;
-	if (write_net_files(lower, m, uid, gid, e) == -1 ||
-	    write_file(lower, "/etc/hostname", m->sandbox_id, uid, gid, e) == -1 ||
-	    write_file(lower, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\n"
+	    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", uid, gid, e) == -1 ||
+	    write_file(dir, "/etc/group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n",
+	    uid, gid, e) == -1 ||
+	    write_file(dir, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\n"
 	    "hosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n", uid, gid,
 	    e) == -1)
 		return -1;
 	for (i = 0; host_files[i]; i++)
-		if (copy_file(host_files[i], lower, uid, gid, e) == -1)
+		if (copy_file(host_files[i], dir, uid, gid, e) == -1)
 			return -1;
-	/* The sandbox's user 1000 exists only where the sandbox has a range of IDs. */
-	snprintf(p, sizeof p, "%s/home/sandbox", lower);
-	if (m->rt.id_count > 1000)
-		return mkdir_owned(p, 0755, uid + 1000, gid + 1000, e);
-	return mkdir_owned(p, 0755, uid, gid, e);
+	/* The sandbox's user 1000 exists only where the sandbox has a range of IDs
+	 * (host root's skeleton, ID-mapped); rootless, its one ID owns everything. */
+	snprintf(p, sizeof p, "%s/home/sandbox", dir);
+	if (mkdir_owned(p, 0755, uid == 0 ? 1000 : uid, uid == 0 ? 1000 : gid, e) == -1)
+		return -1;
+	/* Durable before it is named: every later sandbox trusts it as it is. */
+	for (i = 0; i < 3; i++) {
+		static const char *const f[] = { "/etc/passwd", "/etc/group", "/etc/nsswitch.conf" };
+
+		snprintf(p, sizeof p, "%s%s", dir, f[i]);
+		fsync_path(p);
+	}
+	for (i = 0; host_files[i]; i++) {
+		snprintf(p, sizeof p, "%s%s", dir, host_files[i]);
+		fsync_path(p);
+	}
+	snprintf(p, sizeof p, "%s/etc", dir);
+	fsync_path(p);
+	fsync_path(dir);
+	return 0;
+}
+
+int
+sbx_rootfs_skeleton(const struct sbx_store *s, char key[SBX_SKEL_KEY_LEN + 1], char *path,
+    size_t size, struct sbx_err *e)
+{
+	char dir[1100], tmp[1200];
+	struct stat st;
+	uid_t uid = s->rootless ? geteuid() : 0;
+	gid_t gid = s->rootless ? getegid() : 0;
+	static unsigned serial;
+
+	skeleton_key(uid, key);
+	if (sbx_path(dir, sizeof dir, e, "%s/skel", s->root) == -1 ||
+	    sbx_path(path, size, e, "%s/%s", dir, key) == -1)
+		return -1;
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", dir);
+	snprintf(tmp, sizeof tmp, "%s/.new-%ld-%u", dir, (long)getpid(), serial++);
+	if (sbx_rm_rf(tmp, e) == -1)
+		return -1;
+	if (build_skeleton(tmp, uid, gid, e) == -1) {
+		sbx_rm_rf(tmp, NULL);
+		return -1;
+	}
+	if (rename(tmp, path) == -1) {
+		int err = errno;
+
+		sbx_rm_rf(tmp, NULL);
+		/* Another provision made it first: use theirs. */
+		if ((err == EEXIST || err == ENOTEMPTY) && lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			return 0;
+		errno = err;
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", path);
+	}
+	fsync_path(dir);
+	return 0;
+}
+
+int
+sbx_rootfs_skeleton_gc(const struct sbx_store *s, const struct sbx_strv *keep, int dry_run,
+    void (*report)(void *ctx, const char *name), void *ctx)
+{
+	char dir[1100], cur[SBX_SKEL_KEY_LEN + 1], p[1400];
+	DIR *d;
+	struct dirent *de;
+	size_t i;
+
+	skeleton_key(s->rootless ? geteuid() : 0, cur);
+	snprintf(dir, sizeof dir, "%s/skel", s->root);
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		int used = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, cur) == 0;
+
+		for (i = 0; !used && i < keep->n; i++)
+			used = strcmp(de->d_name, keep->v[i]) == 0;
+		if (used)
+			continue;
+		report(ctx, de->d_name);
+		if (!dry_run) {
+			snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+			sbx_rm_rf(p, NULL);
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+/* The sandbox's own lower layer, above the skeleton: its name and network. */
+static int
+make_own_lower(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t gid,
+    struct sbx_err *e)
+{
+	char p[1300];
+
+	snprintf(p, sizeof p, "%s/etc", lower);
+	if (mkdir_owned(lower, 0755, uid, gid, e) == -1 || mkdir_owned(p, 0755, uid, gid, e) == -1)
+		return -1;
+	return write_net_files(lower, m, uid, gid, e) == -1 ||
+	    write_file(lower, "/etc/hostname", m->sandbox_id, uid, gid, e) == -1 ? -1 : 0;
 }
 
 /*
@@ -241,6 +396,7 @@ sbx_lowers_free(struct sbx_lowers *lw)
 		free(lw->dirs[i]);
 	free(lw->dirs);
 	free(lw->base);
+	free(lw->skel);
 	memset(lw, 0, sizeof *lw);
 }
 
@@ -308,8 +464,14 @@ sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_
 		}
 	}
 	if (strcmp(lw->base, "host") == 0) {
+		char key[SBX_SKEL_KEY_LEN + 1];
+
+		if (sbx_rootfs_skeleton(s, key, p, sizeof p, e) == -1)
+			return -1;
+		if ((lw->skel = strdup(p)) == NULL)
+			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
-		    make_skeleton(p, m, uid, gid, e) == -1)
+		    make_own_lower(p, m, uid, gid, e) == -1)
 			return -1;
 	}
 	return 0;
@@ -546,16 +708,28 @@ sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m,
 	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "make / private");
+	if (chdir(dir) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", dir);
 	snprintf(opts, sizeof opts, "lowerdir=");
 	if (mount_lowers(s, m, lw, layerfds, opts, sizeof opts, e) == -1)
 		return -1;
-	/* userxattr: in a user namespace overlay keeps whiteouts in user.* xattrs. */
 	k = strlen(opts);
-	if (snprintf(opts + k, sizeof opts - k, "%s,upperdir=%s,workdir=%s,userxattr", lower,
-	    upper, work) >= (int)(sizeof opts - k))
+	if (host) {
+		/* The shared skeleton goes last. ID-mapped (layerfds[lw->n]), it is
+		 * attached on root/ for the moment the overlay takes to mount on top
+		 * of it; rootless, the caller's own ID owns it and its path will do. */
+		if (layerfds != NULL && move_mount(layerfds[lw->n], "", AT_FDCWD, root,
+		    MOVE_MOUNT_F_EMPTY_PATH) == -1)
+			return sbx_err_sys(e, SBX_EX_OSERR, "mount the skeleton %s", lw->skel);
+		k += (size_t)snprintf(opts + k, sizeof opts - k, "%s:%s", lower,
+		    layerfds != NULL ? root : lw->skel);
+	} else {
+		k += (size_t)snprintf(opts + k, sizeof opts - k, "%s", lower);
+	}
+	/* userxattr: in a user namespace overlay keeps whiteouts in user.* xattrs. */
+	if (k >= sizeof opts || snprintf(opts + k, sizeof opts - k,
+	    ",upperdir=%s,workdir=%s,userxattr", upper, work) >= (int)(sizeof opts - k))
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "overlay options too long");
-	if (chdir(dir) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "%s", dir);
 	if (mount("overlay", root, "overlay", MS_NOSUID | MS_NODEV, opts) == -1)
 		return sbx_err_sys(e, errno == ENODEV ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR,
 		    "overlay on %s", root);

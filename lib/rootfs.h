@@ -25,14 +25,29 @@ struct sbx_lowers {
 	char **dirs;
 	size_t n;
 	char *base;
+	char *skel;     /* base "host": the shared skeleton (sbx_rootfs_skeleton) */
 };
+
+#define SBX_SKEL_KEY_LEN 32
+/*
+ * The read-only tree every `rootfs: host` sandbox of the state root has
+ * below its own small lower layer (its /etc/hosts, hostname, resolv.conf):
+ * $SBX_ROOT/skel/KEY, made on first use. KEY changes with the host files it
+ * copies, so an updated host gets a fresh one; sandboxes keep theirs.
+ */
+int sbx_rootfs_skeleton(const struct sbx_store *s, char key[SBX_SKEL_KEY_LEN + 1], char *path,
+    size_t size, struct sbx_err *e);
+/* Remove skeletons other than the current one and those in keep (their keys). */
+int sbx_rootfs_skeleton_gc(const struct sbx_store *s, const struct sbx_strv *keep, int dry_run,
+    void (*report)(void *ctx, const char *name), void *ctx);
 /* Rewrite the sandbox's /etc/hosts (its pinned host names) in place. */
 int sbx_rootfs_update_hosts(const struct sbx_store *s, const struct sbx_manifest *m,
     struct sbx_err *e);
 void sbx_lowers_free(struct sbx_lowers *lw);
 
 /* Host side, at provision: make layer/, lower/, lowers/N and root/ in the
- * sandbox directory; fill lw (extracting snapshot layers not cached yet). */
+ * sandbox directory; fill lw (extracting snapshot layers not cached yet, and
+ * making the skeleton on first use). */
 int sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_t uid,
     gid_t gid, struct sbx_lowers *lw, struct sbx_err *e);
 /*
@@ -44,9 +59,10 @@ int sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, 
 int sbx_rootfs_open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *e);
 /*
  * Then, as the namespace's root: build the root and pivot into it. layerfds
- * holds lw->n detached mounts of lw->dirs, ID-mapped into the sandbox's user
- * namespace by the host (sandboxes with a range of IDs); NULL binds lw->dirs
- * as they are (a rootless sandbox, whose one ID owns them).
+ * holds lw->n detached mounts of lw->dirs, then one of lw->skel where there
+ * is one, ID-mapped into the sandbox's user namespace by the host (sandboxes
+ * with a range of IDs); NULL uses lw->dirs and lw->skel as they are (a
+ * rootless sandbox, whose one ID owns them).
  */
 int sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m,
     const struct sbx_lowers *lw, const int *layerfds, const int *srcfds, struct sbx_err *e);

@@ -67,6 +67,62 @@ except OSError as e:
 	[ "$output" = "still-gone" ]
 }
 
+@test "rootfs host: sandboxes share one read-only skeleton, ID-mapped; it cannot be changed from inside" {
+	printf 'read_only_root: false\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	a=$ID
+	provision "$MANIFESTS/minimal.yaml"
+	b=$ID
+	key=$(state "$a" skeleton)
+	[ -n "$key" ]
+	[ "$(state "$b" skeleton)" = "$key" ]
+	skel=$SBX_ROOT/skel/$key
+	# the sandbox's own lower layer holds only its name and network files
+	run -0 find "$SBX_ROOT/sandboxes/$a/lower" -type f
+	[ "$(sort <<<"$output" | sed "s|.*/lower/||" | tr '\n' ' ')" = "etc/hostname etc/hosts etc/resolv.conf " ]
+	# on the host the skeleton belongs to root, under a directory only root can open
+	[ "$(stat -c '%u %a' "$SBX_ROOT/skel")" = "0 700" ]
+	[ "$(stat -c %u "$skel/etc/passwd")" = 0 ]
+	# inside, ID-mapped: root's files are the sandbox root's, /home/sandbox is user 1000's
+	run -0 sbx-run "$a" -- stat -c '%u %g %n' /etc/passwd /home/sandbox /etc/hostname
+	[ "$output" = "0 0 /etc/passwd
+1000 1000 /home/sandbox
+0 0 /etc/hostname" ]
+	# a changed /etc/passwd and a removed /etc/group stay in the sandbox's own layer
+	run -0 sbx-run "$a" -- sh -c 'echo evil::0:0::/:/bin/sh >> /etc/passwd && rm /etc/group && echo done'
+	[ "$output" = "done" ]
+	run -0 sbx-run --user 1000 "$a" -- touch /home/sandbox/x
+	[ "$(grep -c evil "$skel/etc/passwd")" = 0 ]
+	[ -f "$skel/etc/group" ] && [ ! -e "$skel/home/sandbox/x" ]
+	run -0 sbx-run "$b" -- sh -c 'grep -c evil /etc/passwd; test -f /etc/group && echo group; test -e /home/sandbox/x || echo clean'
+	[ "$output" = "0
+group
+clean" ]
+}
+
+@test "sbx-gc removes skeletons no sandbox uses and the host has outdated, and keeps the rest" {
+	provision "$MANIFESTS/minimal.yaml"
+	key=$(state "$ID" skeleton)
+	stale=0123456789abcdef0123456789abcdef
+	mkdir -p "$SBX_ROOT/skel/$stale/etc"
+	run -0 sbx-gc --dry-run
+	[[ $output == *"would remove skeleton $stale"* ]]
+	[[ $output != *"skeleton $key"* ]]
+	[ -d "$SBX_ROOT/skel/$stale" ]
+	run -0 sbx-gc
+	[[ $output == *"removed skeleton $stale"* ]]
+	[ ! -e "$SBX_ROOT/skel/$stale" ]
+	[ -d "$SBX_ROOT/skel/$key" ]
+	# one the state of a live sandbox names stays, current or not
+	mv "$SBX_ROOT/skel/$key" "$SBX_ROOT/skel/$stale"
+	sed -i "s/$key/$stale/" "$SBX_ROOT/sandboxes/$ID/state.yaml"
+	run -0 sbx-gc
+	[[ $output != *skeleton* ]]
+	[ -d "$SBX_ROOT/skel/$stale" ]
+	run -0 sbx-run "$ID" -- cat /etc/hostname
+	[ "$output" = "$ID" ]
+}
+
 @test "a ro mount refuses writes even from sandbox root" {
 	mkdir -p "$WORK/ro" && chmod 777 "$WORK/ro"
 	printf 'filesystem_mounts: [{host: %s, guest: /data, mode: ro}]\n' "$WORK/ro" > "$WORK/m.yaml"
