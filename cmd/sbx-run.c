@@ -161,7 +161,7 @@ main(int argc, char *argv[])
 		/* A one-shot's lifetime is bounded by sbx-run itself: no watchdog needed,
 		 * and no state worth an fsync (it is gone when we are). */
 		sbx_set_durable(0);
-		if (sbx_sandbox_provision(&store, &m, SBX_PROV_NO_WATCHDOG, &existed, &e) == -1)
+		if (sbx_sandbox_provision(&store, &m, SBX_PROV_ONE_SHOT, &existed, &e) == -1)
 			errx(SBX_EX_RUNFAIL, "%s: %s", manifest, e.msg);
 		snprintf(id, sizeof id, "%s", m.sandbox_id);
 		sbx_manifest_free(&m);

@@ -91,9 +91,9 @@ tail(int fd, char prev[65], long long *seq)
 	return 0;
 }
 
-int
-sbx_audit(const struct sbx_store *s, const char *sandbox, const char *event,
-    const char *outcome, const char *detail, struct sbx_err *e)
+static int
+append(const struct sbx_store *s, const char *sandbox, const char *event,
+    const char *outcome, const char *detail, int sync, struct sbx_err *e)
 {
 	char path[1100], prev[65], hash[65], now[32];
 	char *body = NULL;
@@ -143,7 +143,7 @@ sbx_audit(const struct sbx_store *s, const char *sandbox, const char *event,
 		*w = '\0';
 	}
 	sbx_sha256_hex(body, strlen(body), hash);
-	if (dprintf(fd, "%s,\"hash\":\"%s\"}\n", body, hash) < 0 || fdatasync(fd) == -1) {
+	if (dprintf(fd, "%s,\"hash\":\"%s\"}\n", body, hash) < 0 || (sync && fdatasync(fd) == -1)) {
 		sbx_err_sys(e, SBX_EX_IOERR, "%s", path);
 		goto out;
 	}
@@ -152,6 +152,20 @@ out:
 	free(body);
 	close(fd);
 	return r;
+}
+
+int
+sbx_audit(const struct sbx_store *s, const char *sandbox, const char *event,
+    const char *outcome, const char *detail, struct sbx_err *e)
+{
+	return append(s, sandbox, event, outcome, detail, 1, e);
+}
+
+int
+sbx_audit_deferred(const struct sbx_store *s, const char *sandbox, const char *event,
+    const char *outcome, const char *detail, struct sbx_err *e)
+{
+	return append(s, sandbox, event, outcome, detail, 0, e);
 }
 
 int

@@ -19,6 +19,11 @@ const char *sbx_audit_correlation(void);
  * that choose to ignore them. */
 int sbx_audit(const struct sbx_store *s, const char *sandbox, const char *event,
     const char *outcome, const char *detail, struct sbx_err *e);
+/* The same, not synced to disk yet: the next synced event of the log makes it
+ * durable too (for a one-shot, whose provision and run-end lines ride on the
+ * syncs of its run-start and destroy). */
+int sbx_audit_deferred(const struct sbx_store *s, const char *sandbox, const char *event,
+    const char *outcome, const char *detail, struct sbx_err *e);
 /* Check the chain; on damage return -1 with code 1 naming the first bad line. */
 int sbx_audit_verify(const struct sbx_store *s, size_t *lines, struct sbx_err *e);
 

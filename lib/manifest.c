@@ -305,6 +305,7 @@ static const struct field rt_fields[] = {
 	{ "watchdog_pid", F_INT, RT(watchdog_pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
 	{ "watchdog_start_ticks", F_INT, RT(watchdog_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
 	{ "rootless", F_BOOL, RT(rootless), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "one_shot", F_BOOL, RT(one_shot), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "net_addr", F_STR, RT(net_addr), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "relay_pid", F_INT, RT(relay_pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
 	{ "relay_start_ticks", F_INT, RT(relay_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
@@ -750,7 +751,7 @@ sbx_manifest_strip_state(struct sbx_manifest *m)
 	m->rt.pid = m->rt.start_ticks = SBX_UNSET_INT;
 	m->rt.uid_base = m->rt.gid_base = m->rt.id_count = SBX_UNSET_INT;
 	m->rt.watchdog_pid = m->rt.watchdog_start_ticks = SBX_UNSET_INT;
-	m->rt.rootless = 0;
+	m->rt.rootless = m->rt.one_shot = 0;
 	free(m->rt.net_addr);
 	free(m->rt.skeleton);
 	m->rt.net_addr = m->rt.skeleton = NULL;

@@ -77,6 +77,7 @@ struct sbx_runtime {
 	char *cgroup;                 /* cgroup path below the driver's parent */
 	long long watchdog_pid, watchdog_start_ticks;
 	int rootless;
+	int one_shot;                 /* made by a one-shot run (sbx-run -m), gone with it */
 	char *net_addr;               /* egress-allow-list: the veth pair's /30 */
 	long long relay_pid, relay_start_ticks;
 	struct sbx_strv egress_pins;  /* "NAME ADDRESS": host names as resolved at provision */

@@ -107,13 +107,14 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 		goto fail;
 	if (drv->create(s, m, e) == -1)
 		goto fail;
+	m->rt.one_shot = (flags & SBX_PROV_ONE_SHOT) != 0;
 	if (slock != -1) {
 		close(slock);
 		slock = -1;
 	}
 	sbx_crash_point("provision-created");
 	/* The watchdog only reads the state, so it may start before it is saved. */
-	if (!(flags & SBX_PROV_NO_WATCHDOG) && sbx_watchdog_spawn(s, m, e) == -1) {
+	if (!(flags & (SBX_PROV_NO_WATCHDOG | SBX_PROV_ONE_SHOT)) && sbx_watchdog_spawn(s, m, e) == -1) {
 		struct sbx_err ignored;
 
 		drv->destroy(s, m, &ignored);
@@ -129,9 +130,10 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 	{
 		char detail[128];
 
-		snprintf(detail, sizeof detail, "%s network_policy %s", m->isolation_level,
-		    m->network_policy);
-		sbx_audit(s, m->sandbox_id, "provision", "ok", detail, NULL);
+		snprintf(detail, sizeof detail, "%s network_policy %s%s", m->isolation_level,
+		    m->network_policy, m->rt.one_shot ? " one-shot" : "");
+		(m->rt.one_shot ? sbx_audit_deferred : sbx_audit)(s, m->sandbox_id, "provision", "ok",
+		    detail, NULL);
 	}
 	close(lock);
 	return 0;
@@ -283,8 +285,10 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
 	r = drv->exec(s, mp, x, res, e);
 	unlink(marker);
 	snprintf(detail, sizeof detail, "exit %d", res->status);
-	sbx_audit(s, id, "run-end", r == 0 ? "ok" : "error", r == 0 ? detail : e->msg, NULL);
-	if (r == 0 && (lock = sbx_store_lock(s, id, 1, 1, NULL)) != -1) {
+	(mp->rt.one_shot ? sbx_audit_deferred : sbx_audit)(s, id, "run-end", r == 0 ? "ok" :
+	    "error", r == 0 ? detail : e->msg, NULL);
+	/* A one-shot's sandbox goes next: its trace is the caller's to keep. */
+	if (r == 0 && !mp->rt.one_shot && (lock = sbx_store_lock(s, id, 1, 1, NULL)) != -1) {
 		/* Keep the last run's trace in the state (best effort: it may be gone). */
 		struct sbx_manifest cur;
 		struct sbx_err ignored;
@@ -475,7 +479,10 @@ sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e
 		return -1;
 	if ((drv = sbx_driver_for(&m, e)) == NULL)
 		goto out;
-	if (sbx_state_transition(&m, "cleanup", e) == -1 || sbx_state_save(s, &m, e) == -1)
+	/* cleanup tells a sweep to finish a destroy killed midway; a one-shot's
+	 * sandbox needs no telling: without its init, the sweep takes it anyway. */
+	if (sbx_state_transition(&m, "cleanup", e) == -1 ||
+	    (!m.rt.one_shot && sbx_state_save(s, &m, e) == -1))
 		goto out;
 	sbx_crash_point("destroy-cleanup");
 	if (drv->destroy(s, &m, e) == -1)

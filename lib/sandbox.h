@@ -17,8 +17,13 @@
  * Create a sandbox from m (a manifest; state keys are dropped). With a
  * sandbox_id that exists, nothing is created and m becomes that sandbox's
  * state (*existed = 1). With dry_run, only defaults and checks are applied.
+ * SBX_PROV_ONE_SHOT marks a sandbox that lives only as long as its caller
+ * (sbx-run -m): no watchdog; its runs keep no trace in the state, destroy
+ * records no cleanup step, and its audit lines are synced only before its
+ * command starts and when it is gone (with sbx_set_durable(0), its state is
+ * not synced either).
  */
-enum { SBX_PROV_DRY_RUN = 1, SBX_PROV_NO_WATCHDOG = 2 };
+enum { SBX_PROV_DRY_RUN = 1, SBX_PROV_NO_WATCHDOG = 2, SBX_PROV_ONE_SHOT = 4 };
 int sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
     int *existed, struct sbx_err *e);
 /* Run a command in sandbox id; the trace is saved as the sandbox's last. */

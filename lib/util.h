@@ -33,7 +33,7 @@ int sbx_write_atomic_nosync(const char *path, const void *buf, size_t len, mode_
  * Whether this process's atomic writes are also durable (default on). A
  * one-shot run, whose sandbox lives only as long as the process, turns it off:
  * its files stay atomic; a host crash may lose them, and there is then
- * nothing to keep. The audit log is always synced.
+ * nothing to keep. The audit log is not affected (see sbx_audit_deferred).
  */
 void sbx_set_durable(int on);
 /* Write a short string to an existing file (sysfs, procfs). Returns -1 with errno. */

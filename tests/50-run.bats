@@ -94,6 +94,29 @@ load helpers
 	[[ $output == *"alias.yaml:1:7"* ]]
 }
 
+@test "one-shot -m: the sandbox is marked one_shot, has no watchdog, keeps no trace, and its audit lines chain" {
+	sbx-run -m "$MANIFESTS/minimal.yaml" -- sh -c "echo started > $WORK/started; sleep 30" &
+	TEST_PIDS+=($!)
+	for _ in $(seq 100); do [ -e "$WORK/started" ] && break; sleep 0.05; done
+	id=$(sbx-ls -q)
+	[[ $id == sbx-* ]]
+	run -0 sbx-inspect "$id"
+	[[ $output == *"one_shot: true"* ]]
+	[[ $output != *"watchdog_pid"* ]]
+	[[ $output != *"execution_trace"* ]]
+	[[ $output == *'status: "executing"'* ]]
+	kill "${TEST_PIDS[0]}"
+	wait "${TEST_PIDS[0]}" || true
+	[ -z "$(sbx-ls -q)" ]
+	run -0 grep -o "\"sandbox\":\"$id\",\"event\":\"[a-z-]*\"" "$SBX_ROOT/audit.log"
+	[ "$(sed 's/.*"event"://' <<<"$output" | tr '\n' ' ')" = '"provision" "run-start" "run-end" "destroy" ' ]
+	grep -q "\"sandbox\":\"$id\",\"event\":\"provision\".*one-shot" "$SBX_ROOT/audit.log"
+	run -0 sbx-gc --verify-audit
+	# a provisioned sandbox is not one
+	provision --no-watchdog "$MANIFESTS/minimal.yaml"
+	[ "$(state "$ID" one_shot)" = false ]
+}
+
 @test "an expired sandbox refuses runs even with no watchdog" {
 	printf 'resource_allocation: {max_wall_clock_s: 1, pids: 16}\n' > "$WORK/m.yaml"
 	provision --no-watchdog "$WORK/m.yaml"
