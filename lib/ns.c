@@ -446,8 +446,12 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 			lim.memory_soft_bytes = lim.memory_bytes * m->res.memory_soft_pct / 100;
 		}
 		lim.pids = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
+		/* On v2 processes live only in leaves (the sandbox's cgroup enables
+		 * its controllers for the runs' cgroups), so init gets a child; v1
+		 * has no such rule, and init stays in the sandbox's cgroup. */
+		initcg = cg;
 		if (sbx_cgroup_set_limits(&cg, &lim, e) == -1 ||
-		    sbx_cgroup_child(&cg, "init", &initcg, e) == -1 ||
+		    (cg.version == 2 && sbx_cgroup_child(&cg, "init", &initcg, e) == -1) ||
 		    sbx_cgroup_open_join(&initcg, cgfds, e) == -1) {
 			sbx_err_prefix(e, "resource_allocation cannot be enforced");
 			goto fail;
