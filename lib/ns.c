@@ -44,10 +44,6 @@
 #define DEFAULT_ID_SLOTS 1024
 #define SBX_NOFILE_MAX 65536
 
-static const char *const ns_names[] = { "user", "mnt", "pid", "net", "uts", "ipc", "cgroup" };
-static const int ns_types[] = { CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET,
-	CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWCGROUP };
-enum { NS_USER, NS_MNT, NS_PID, NS_NET, NS_UTS, NS_IPC, NS_CGROUP, NS_N };
 
 static int
 wants_cgroup_limits(const struct sbx_manifest *m)
@@ -677,7 +673,7 @@ writable_paths(const struct sbx_manifest *m, const char **w, size_t max)
 }
 
 static void __attribute__((noreturn))
-run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N],
+run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, int nsflags,
     int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, const struct sbx_seccomp_prog *prog)
 {
 	struct child_err ce = { 0 };
@@ -693,16 +689,12 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N]
 			sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "join the run's cgroup");
 			goto fail;
 		}
-	for (i = 0; i < NS_N; i++) {
-		if (i == NS_PID || nsfd[i] == -1)
-			continue;
-		if (setns(nsfd[i], ns_types[i]) == -1) {
-			sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "join the sandbox's %s namespace",
-			    ns_names[i]);
-			goto fail;
-		}
-		close(nsfd[i]);
+	/* All at once, through init's pidfd: the kernel checks them all first. */
+	if (setns(initfd, nsflags) == -1) {
+		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "join the sandbox's namespaces");
+		goto fail;
 	}
+	close(initfd);
 	if (chdir("/") == -1) {
 		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "chdir /");
 		goto fail;
@@ -779,7 +771,7 @@ relay_signal(int sig)
  * dies with us (PDEATHSIG), which is how a timeout reaches it without a cgroup.
  */
 static void __attribute__((noreturn))
-relay_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_N],
+relay_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, int nsflags,
     int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, const struct sbx_seccomp_prog *prog)
 {
 	struct child_err ce = { 0 };
@@ -788,19 +780,18 @@ relay_child(const struct sbx_manifest *m, const struct sbx_exec *x, int nsfd[NS_
 	int status;
 	pid_t pid;
 
-	if (setns(nsfd[NS_USER], CLONE_NEWUSER) == -1 || setns(nsfd[NS_PID], CLONE_NEWPID) == -1) {
+	if (setns(initfd, CLONE_NEWUSER | CLONE_NEWPID) == -1) {
 		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "join the sandbox's user and pid namespaces");
 		ce.e.code = SBX_EX_RUNFAIL;
 		sbx_write_all(errfd, &ce, sizeof ce);
 		_exit(SBX_EX_RUNFAIL);
 	}
-	close(nsfd[NS_USER]);
-	nsfd[NS_USER] = -1;
 	if ((pid = fork()) == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		if (getppid() == 1)
 			_exit(SBX_EX_RUNFAIL);
-		run_child(m, x, nsfd, cgfds, errfd, ttysock, prog);
+		run_child(m, x, initfd, nsflags & ~(CLONE_NEWUSER | CLONE_NEWPID), cgfds, errfd,
+		    ttysock, prog);
 	}
 	close(errfd);
 	if (ttysock != -1)
@@ -832,34 +823,20 @@ on_signal(int sig)
 		forward_sig = sig;
 }
 
+/* A pidfd of the sandbox's init, which the runs join the namespaces through. */
 static int
-open_ns(const struct sbx_manifest *m, int nsfd[NS_N], struct sbx_err *e)
+open_init(const struct sbx_manifest *m, struct sbx_err *e)
 {
-	char p[64];
-	int i;
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)m->rt.pid, 0);
 
-	for (i = 0; i < NS_N; i++)
-		nsfd[i] = -1;
-	for (i = 0; i < NS_N; i++) {
-		if (i == NS_NET && host_network(m))
-			continue;
-		snprintf(p, sizeof p, "/proc/%lld/ns/%s", m->rt.pid, ns_names[i]);
-		if ((nsfd[i] = open(p, O_RDONLY | O_CLOEXEC)) == -1) {
-			sbx_err_sys(e, SBX_EX_RUNFAIL, "open %s", p);
-			goto fail;
-		}
-	}
-	/* The PID may have been reused between the check and the opens: check again. */
+	if (fd == -1)
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "the sandbox's init %lld", m->rt.pid);
+	/* The PID may have been reused before the pidfd pinned it: check again. */
 	if (!ns_alive(m)) {
-		sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's init is gone");
-		goto fail;
+		close(fd);
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's init is gone");
 	}
-	return 0;
-fail:
-	for (i = 0; i < NS_N; i++)
-		if (nsfd[i] != -1)
-			close(nsfd[i]);
-	return -1;
+	return fd;
 }
 
 static int
@@ -872,7 +849,9 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	struct child_err ce;
 	struct sigaction sa = { 0 }, old_int, old_term, old_hup, old_winch;
 	struct rusage ru = { 0 };
-	int nsfd[NS_N], cgfds[SBX_CG_NCTRL], errp[2] = { -1, -1 }, sp[2] = { -1, -1 };
+	int initfd, cgfds[SBX_CG_NCTRL], errp[2] = { -1, -1 }, sp[2] = { -1, -1 };
+	int nsflags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP |
+	    (host_network(m) ? 0 : CLONE_NEWNET);
 	int have_cg, status = 0, master = -1, stdin_open = 1, i, r = -1, pidfd = -1;
 	int timed_out = 0, killed_term = 0, selfpid = -1, runcg_live = 0, wall_clock = 0;
 	int expired = 0, have_net = 0;
@@ -890,7 +869,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's init is gone (run sbx-gc)");
 	if ((have_cg = cgroup_of(m, &h, &sbcg, e)) == -1)
 		return -1;
-	if (open_ns(m, nsfd, e) == -1)
+	if ((initfd = open_init(m, e)) == -1)
 		return -1;
 	if (have_cg) {
 		snprintf(name, sizeof name, "run-%ld", (long)getpid());
@@ -927,13 +906,13 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			close(errp[0]);
 			if (sp[0] != -1)
 				close(sp[0]);
-			relay_child(m, x, nsfd, cgfds, errp[1], sp[1], &prog);
+			relay_child(m, x, initfd, nsflags, cgfds, errp[1], sp[1], &prog);
 		}
 	} else {
 		/* Only the child goes into the sandbox's PID namespace: anything we
 		 * fork later (a sanitizer's helper thread, say) stays out. */
 		if ((selfpid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) == -1 ||
-		    setns(nsfd[NS_PID], CLONE_NEWPID) == -1) {
+		    setns(initfd, CLONE_NEWPID) == -1) {
 			sbx_err_sys(e, SBX_EX_RUNFAIL, "join the sandbox's pid namespace");
 			goto out;
 		}
@@ -941,7 +920,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			close(errp[0]);
 			if (sp[0] != -1)
 				close(sp[0]);
-			run_child(m, x, nsfd, cgfds, errp[1], sp[1], &prog);
+			run_child(m, x, initfd, nsflags, cgfds, errp[1], sp[1], &prog);
 		}
 		if (setns(selfpid, CLONE_NEWPID) == -1 && pid > 0) {
 			sbx_err_sys(e, SBX_EX_RUNFAIL, "leave the sandbox's pid namespace");
@@ -1138,9 +1117,7 @@ restore:
 out:
 	sbx_relay_counts_free(&net_before);
 	free(prog.code);
-	for (i = 0; i < NS_N; i++)
-		if (nsfd[i] != -1)
-			close(nsfd[i]);
+	close(initfd);
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		if (cgfds[i] != -1)
 			close(cgfds[i]);
