@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The sandbox lifecycle: provision, run, destroy, view. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -176,22 +176,23 @@ expired(const struct sbx_manifest *m)
 	return m->expires_at && sbx_time_parse(m->expires_at, &t) == 0 && sbx_realtime() >= t;
 }
 
-/* Live runs leave a marker named for their PID, so status can say "executing". */
+/*
+ * Live runs hold a shared lock on runs.lock while their command runs, so the
+ * status can say "executing": a lock the kernel drops with the process, and
+ * no file to make and remove per run.
+ */
 static int
 live_runs(const struct sbx_store *s, const char *id)
 {
 	char p[1200];
-	DIR *d;
-	struct dirent *de;
-	int n = 0;
+	int fd, busy;
 
-	if (sbx_store_path(s, id, "runs", p, sizeof p, NULL) == -1 || (d = opendir(p)) == NULL)
+	if (sbx_store_path(s, id, "runs.lock", p, sizeof p, NULL) == -1 ||
+	    (fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
 		return 0;
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.' && kill((pid_t)atol(de->d_name), 0) == 0)
-			n++;
-	closedir(d);
-	return n;
+	busy = flock(fd, LOCK_EX | LOCK_NB) == -1 && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
 }
 
 int
@@ -270,20 +271,21 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
     const struct sbx_driver *drv, const struct sbx_exec *x, struct sbx_exec_result *res,
     int lock, struct sbx_err *e)
 {
-	char marker[1200], dir[1200], detail[128];
-	int r, fd;
+	char marker[1200], detail[128];
+	int r, fd = -1;
 
-	sbx_store_path(s, id, "runs", dir, sizeof dir, NULL);
-	mkdir(dir, 0700);
-	snprintf(marker, sizeof marker, "%s/%ld", dir, (long)getpid());
-	if ((fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) != -1)
-		close(fd);
-	/* Runs do not hold the lock while the command runs: destroy must not wait. */
+	/* Shared: any number of runs at once; the status probe's exclusive try
+	 * holds it for an instant at most. */
+	if (sbx_store_path(s, id, "runs.lock", marker, sizeof marker, NULL) == 0 &&
+	    (fd = open(marker, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) != -1)
+		flock(fd, LOCK_SH);
+	/* Runs do not hold the sandbox's lock while the command runs: destroy must not wait. */
 	close(lock);
 	lock = -1;
 	sbx_audit(s, id, "run-start", "ok", x->argv[0], NULL);
 	r = drv->exec(s, mp, x, res, e);
-	unlink(marker);
+	if (fd != -1)
+		close(fd);
 	snprintf(detail, sizeof detail, "exit %d", res->status);
 	(mp->rt.one_shot ? sbx_audit_deferred : sbx_audit)(s, id, "run-end", r == 0 ? "ok" :
 	    "error", r == 0 ? detail : e->msg, NULL);

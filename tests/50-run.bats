@@ -117,6 +117,25 @@ load helpers
 	[ "$(state "$ID" one_shot)" = false ]
 }
 
+@test "status: executing while a run is going on, ready again when its sbx-run is gone, even by SIGKILL" {
+	provision --no-watchdog "$MANIFESTS/minimal.yaml"
+	[ "$(state "$ID" status)" = ready ]
+	sbx-run "$ID" -- sh -c "echo started > $WORK/a; sleep 30" &
+	TEST_PIDS+=($!)
+	sbx-run "$ID" -- sh -c "echo started > $WORK/b; sleep 30" &
+	TEST_PIDS+=($!)
+	for _ in $(seq 100); do [ -e "$WORK/a" ] && [ -e "$WORK/b" ] && break; sleep 0.05; done
+	[ "$(state "$ID" status)" = executing ]
+	kill "${TEST_PIDS[0]}"
+	wait "${TEST_PIDS[0]}" || true
+	# one run left
+	[ "$(state "$ID" status)" = executing ]
+	kill -9 "${TEST_PIDS[1]}"
+	wait "${TEST_PIDS[1]}" || true
+	[ "$(state "$ID" status)" = ready ]
+	run -0 sbx-run "$ID" -- true
+}
+
 @test "an expired sandbox refuses runs even with no watchdog" {
 	printf 'resource_allocation: {max_wall_clock_s: 1, pids: 16}\n' > "$WORK/m.yaml"
 	provision --no-watchdog "$WORK/m.yaml"
