@@ -406,13 +406,8 @@ sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_
 {
 	char p[1200];
 	struct stat st;
-	size_t i;
 
 	memset(lw, 0, sizeof *lw);
-	/* overlayfs takes ',' and ':' as separators in its options. */
-	if (strpbrk(s->root, ",:") != NULL)
-		return sbx_err_set(e, SBX_EX_DATAERR, "SBX_ROOT '%s': overlay paths cannot hold ',' "
-		    "or ':'", s->root);
 	if (strcmp(m->rootfs, "host") == 0) {
 		lw->base = strdup("host");
 	} else if (!sbx_rootfs_is_snapshot(m->rootfs)) {
@@ -423,9 +418,6 @@ sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_
 	if (lw->base == NULL)
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	if (strcmp(lw->base, "host") != 0) {
-		if (strpbrk(lw->base, ",:") != NULL)
-			return sbx_err_set(e, SBX_EX_DATAERR, "rootfs '%s': overlay paths cannot hold "
-			    "',' or ':'", lw->base);
 		if (stat(lw->base, &st) == -1)
 			return sbx_err_sys(e, 0, "rootfs %s", lw->base);
 		if (!S_ISDIR(st.st_mode))
@@ -446,23 +438,8 @@ sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_
 	    sbx_store_path(s, m->sandbox_id, "layer/upper", p, sizeof p, e) == -1 ||
 	    mkdir_owned(p, 0755, uid, gid, e) == -1 ||
 	    sbx_store_path(s, m->sandbox_id, "layer/work", p, sizeof p, e) == -1 ||
-	    mkdir_owned(p, 0700, uid, gid, e) == -1 ||
-	    sbx_store_path(s, m->sandbox_id, "root", p, sizeof p, e) == -1 ||
-	    mkdir_owned(p, 0755, uid, gid, e) == -1)
+	    mkdir_owned(p, 0700, uid, gid, e) == -1)
 		return -1;
-	if (lw->n > 0) {
-		if (sbx_store_path(s, m->sandbox_id, "lowers", p, sizeof p, e) == -1 ||
-		    mkdir_owned(p, 0700, uid, gid, e) == -1)
-			return -1;
-		for (i = 0; i < lw->n; i++) {
-			char sub[32];
-
-			snprintf(sub, sizeof sub, "lowers/%zu", i);
-			if (sbx_store_path(s, m->sandbox_id, sub, p, sizeof p, e) == -1 ||
-			    mkdir_owned(p, 0700, uid, gid, e) == -1)
-				return -1;
-		}
-	}
 	if (strcmp(lw->base, "host") == 0) {
 		char key[SBX_SKEL_KEY_LEN + 1];
 
@@ -659,82 +636,106 @@ covered(const struct sbx_manifest *m, const char *guest)
 	return 0;
 }
 
-/* Mount the snapshot layers on lowers/N and name them, top first, in opts. */
 static int
-mount_lowers(const struct sbx_store *s, const struct sbx_manifest *m,
-    const struct sbx_lowers *lw, const int *layerfds, char *opts, size_t size,
-    struct sbx_err *e)
+open_dir(const char *path, struct sbx_err *e)
 {
-	char dst[1200], sub[32];
-	size_t i, len = strlen(opts);
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-	for (i = lw->n; i-- > 0;) {
-		snprintf(sub, sizeof sub, "lowers/%zu", i);
-		if (sbx_store_path(s, m->sandbox_id, sub, dst, sizeof dst, e) == -1)
-			return -1;
-		/* Overlay never writes to a lower layer; the root it builds is nosuid, nodev. */
-		if (layerfds != NULL ? move_mount(layerfds[i], "", AT_FDCWD, dst,
-		    MOVE_MOUNT_F_EMPTY_PATH) == -1 : mount(lw->dirs[i], dst, NULL, MS_BIND,
-		    NULL) == -1)
-			return sbx_err_sys(e, SBX_EX_OSERR, "mount snapshot layer %zu", i);
-		/* Relative to the sandbox directory: 128 layers fit in one page of options. */
-		len += (size_t)snprintf(opts + len, size - len, "%s:", sub);
-		if (len >= size)
-			return sbx_err_set(e, SBX_EX_UNAVAILABLE, "too many snapshot layers");
+	return fd == -1 ? sbx_err_sys(e, SBX_EX_OSERR, "%s", path) : fd;
+}
+
+/*
+ * The overlay, mounted on the sandbox's directory (in this mount namespace
+ * only), every layer named by a descriptor (/proc/self/fd/N): the snapshot
+ * layers top first, then the sandbox's own lower layer and the skeleton
+ * (rootfs host) or the rootfs directory; no mount points in the sandbox's
+ * directory, any path, and 128 layers in a page of options. The ID-mapped
+ * layers the host made (layerfds) must be in this mount namespace for
+ * overlay to take them: they are attached on the sandbox's directory, one
+ * over the other, after every other layer is open; the overlay goes on top.
+ */
+static int
+mount_overlay(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_lowers *lw, const int *layerfds, const char *dir, struct sbx_err *e)
+{
+	char opts[4096], p[1200];
+	int fds[SBX_MAX_LAYERS + 4], own[SBX_MAX_LAYERS + 4], r = -1;
+	int host = strcmp(lw->base, "host") == 0;
+	size_t n = 0, i, len;
+
+	/* fds: the lower layers top first, then upper and work. */
+	for (i = lw->n; i-- > 0; n++) {
+		own[n] = layerfds == NULL;
+		if ((fds[n] = layerfds ? layerfds[i] : open_dir(lw->dirs[i], e)) == -1)
+			goto out;
 	}
-	return 0;
+	if (host) {
+		own[n] = 1;
+		if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
+		    (fds[n++] = open_dir(p, e)) == -1)
+			goto out;
+		own[n] = layerfds == NULL;
+		if ((fds[n++] = layerfds ? layerfds[lw->n] : open_dir(lw->skel, e)) == -1)
+			goto out;
+	} else {
+		own[n] = 1;
+		if ((fds[n++] = open_dir(lw->base, e)) == -1)
+			goto out;
+	}
+	own[n] = own[n + 1] = 1;
+	if (sbx_store_path(s, m->sandbox_id, "layer/upper", p, sizeof p, e) == -1 ||
+	    (fds[n++] = open_dir(p, e)) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "layer/work", p, sizeof p, e) == -1 ||
+	    (fds[n++] = open_dir(p, e)) == -1)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (!own[i] && move_mount(fds[i], "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH) == -1) {
+			sbx_err_sys(e, SBX_EX_OSERR, "attach an ID-mapped layer");
+			goto out;
+		}
+	len = (size_t)snprintf(opts, sizeof opts, "lowerdir=");
+	for (i = 0; i < n - 2; i++)
+		len += (size_t)snprintf(opts + len, sizeof opts - len, "%s/proc/self/fd/%d",
+		    i ? ":" : "", fds[i]);
+	/* userxattr: in a user namespace overlay keeps whiteouts in user.* xattrs. */
+	if (len >= sizeof opts || (size_t)snprintf(opts + len, sizeof opts - len,
+	    ",upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr", fds[n - 2],
+	    fds[n - 1]) >= sizeof opts - len) {
+		sbx_err_set(e, SBX_EX_UNAVAILABLE, "overlay options too long");
+		goto out;
+	}
+	if (mount("overlay", dir, "overlay", MS_NOSUID | MS_NODEV, opts) == -1) {
+		sbx_err_sys(e, errno == ENODEV ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "overlay on %s",
+		    dir);
+		goto out;
+	}
+	r = 0;
+out:
+	/* The ID-mapped ones are the caller's to close. */
+	for (i = 0; i < n; i++)
+		if (own[i] && fds[i] != -1)
+			close(fds[i]);
+	return r;
 }
 
 int
 sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m,
     const struct sbx_lowers *lw, const int *layerfds, const int *srcfds, struct sbx_err *e)
 {
-	char root[1200], upper[1200], work[1200], lower[1200], opts[4096], v[64], dir[1200];
+	char v[64], dir[1200];
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
 	struct stat st;
 	int rootfd = -1, i, host = strcmp(lw->base, "host") == 0;
 	size_t k;
 
-	if (sbx_store_path(s, m->sandbox_id, NULL, dir, sizeof dir, e) == -1 ||
-	    sbx_store_path(s, m->sandbox_id, "root", root, sizeof root, e) == -1 ||
-	    sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1 ||
-	    sbx_store_path(s, m->sandbox_id, "layer/work", work, sizeof work, e) == -1)
+	if (sbx_store_path(s, m->sandbox_id, NULL, dir, sizeof dir, e) == -1)
 		return -1;
-	if (host) {
-		if (sbx_store_path(s, m->sandbox_id, "lower", lower, sizeof lower, e) == -1)
-			return -1;
-	} else {
-		snprintf(lower, sizeof lower, "%s", lw->base);
-	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "make / private");
-	if (chdir(dir) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "%s", dir);
-	snprintf(opts, sizeof opts, "lowerdir=");
-	if (mount_lowers(s, m, lw, layerfds, opts, sizeof opts, e) == -1)
+	if (mount_overlay(s, m, lw, layerfds, dir, e) == -1)
 		return -1;
-	k = strlen(opts);
-	if (host) {
-		/* The shared skeleton goes last. ID-mapped (layerfds[lw->n]), it is
-		 * attached on root/ for the moment the overlay takes to mount on top
-		 * of it; rootless, the caller's own ID owns it and its path will do. */
-		if (layerfds != NULL && move_mount(layerfds[lw->n], "", AT_FDCWD, root,
-		    MOVE_MOUNT_F_EMPTY_PATH) == -1)
-			return sbx_err_sys(e, SBX_EX_OSERR, "mount the skeleton %s", lw->skel);
-		k += (size_t)snprintf(opts + k, sizeof opts - k, "%s:%s", lower,
-		    layerfds != NULL ? root : lw->skel);
-	} else {
-		k += (size_t)snprintf(opts + k, sizeof opts - k, "%s", lower);
-	}
-	/* userxattr: in a user namespace overlay keeps whiteouts in user.* xattrs. */
-	if (k >= sizeof opts || snprintf(opts + k, sizeof opts - k,
-	    ",upperdir=%s,workdir=%s,userxattr", upper, work) >= (int)(sizeof opts - k))
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "overlay options too long");
-	if (mount("overlay", root, "overlay", MS_NOSUID | MS_NODEV, opts) == -1)
-		return sbx_err_sys(e, errno == ENODEV ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR,
-		    "overlay on %s", root);
-	if ((rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "%s", root);
+	if ((rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", dir);
 	if (host) {
 		for (i = 0; host_dirs[i]; i++)
 			if (lstat(host_dirs[i], &st) == 0 && S_ISDIR(st.st_mode) &&
@@ -762,9 +763,9 @@ sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m,
 		goto fail;
 	}
 	close(rootfd);
-	if (chdir(root) == -1 || syscall(SYS_pivot_root, ".", ".") == -1 ||
+	if (chdir(dir) == -1 || syscall(SYS_pivot_root, ".", ".") == -1 ||
 	    umount2(".", MNT_DETACH) == -1 || chdir("/") == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "pivot_root into %s", root);
+		return sbx_err_sys(e, SBX_EX_OSERR, "pivot_root into %s", dir);
 	return 0;
 fail:
 	close(rootfd);

@@ -45,9 +45,9 @@ int sbx_rootfs_update_hosts(const struct sbx_store *s, const struct sbx_manifest
     struct sbx_err *e);
 void sbx_lowers_free(struct sbx_lowers *lw);
 
-/* Host side, at provision: make layer/, lower/, lowers/N and root/ in the
- * sandbox directory; fill lw (extracting snapshot layers not cached yet, and
- * making the skeleton on first use). */
+/* Host side, at provision: make layer/{upper,work} and (rootfs host) lower/
+ * in the sandbox directory; fill lw (extracting snapshot layers not cached
+ * yet, and making the skeleton on first use). */
 int sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_t uid,
     gid_t gid, struct sbx_lowers *lw, struct sbx_err *e);
 /*

@@ -145,14 +145,16 @@ clean" ]
 
 @test "rootfs: DIR is the read-only lower layer; the sandbox's writes land in its own layer" {
 	chmod a+rx "$WORK"
-	mkdir -p "$WORK/rootfs/usr" "$WORK/rootfs/etc" "$WORK/rootfs/tmp"
-	chmod 1777 "$WORK/rootfs/tmp"
+	# overlay's option separators in the path: layers are passed by descriptor
+	r="$WORK/root,fs:1"
+	mkdir -p "$r/usr" "$r/etc" "$r/tmp"
+	chmod 1777 "$r/tmp"
 	for l in bin sbin lib lib64; do
-		if [ -L "/$l" ]; then ln -s "$(readlink "/$l")" "$WORK/rootfs/$l"; fi
+		if [ -L "/$l" ]; then ln -s "$(readlink "/$l")" "$r/$l"; fi
 	done
-	echo "from-the-image" > "$WORK/rootfs/etc/motd"
-	chmod -R a+rX "$WORK/rootfs"
-	printf 'rootfs: %s\nread_only_root: false\nfilesystem_mounts: [{host: /usr, guest: /usr, mode: ro}]\n' "$WORK/rootfs" > "$WORK/m.yaml"
+	echo "from-the-image" > "$r/etc/motd"
+	chmod -R a+rX "$r"
+	printf 'rootfs: "%s"\nread_only_root: false\nfilesystem_mounts: [{host: /usr, guest: /usr, mode: ro}]\n' "$r" > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"
 	run -0 sbx-run "$ID" -- cat /etc/motd
 	[ "$output" = "from-the-image" ]
@@ -162,10 +164,10 @@ clean" ]
 	# the root directory is the sandbox's own: writes there land in its layer
 	run -0 sbx-run "$ID" -- sh -c 'echo new > /file && mkdir /work && echo w > /work/f && cat /file'
 	[ "$output" = "new" ]
-	[ ! -e "$WORK/rootfs/file" ]
+	[ ! -e "$r/file" ]
 	[ -f "$SBX_ROOT/sandboxes/$ID/layer/upper/file" ]
 	[ -f "$SBX_ROOT/sandboxes/$ID/layer/upper/work/f" ]
-	[ "$(cat "$WORK/rootfs/etc/motd")" = "from-the-image" ]
+	[ "$(cat "$r/etc/motd")" = "from-the-image" ]
 }
 
 @test "the host's /etc, /root, /home, /var and /tmp are not visible" {
