@@ -195,6 +195,56 @@ live_runs(const struct sbx_store *s, const char *id)
 	return busy;
 }
 
+/*
+ * The last run's trace lives beside the state, in trace.yaml, rewritten in
+ * place under a lock: no state to parse and write again, no new file per run.
+ * Best effort both ways: a trace that cannot be written or read is left out.
+ */
+static void
+save_trace(const struct sbx_store *s, const char *id, const struct sbx_trace *t)
+{
+	char p[1200], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int fd, r;
+
+	if (sbx_store_path(s, id, "trace.yaml", p, sizeof p, NULL) == -1 ||
+	    (f = open_memstream(&buf, &len)) == NULL)
+		return;
+	r = sbx_trace_emit(f, t, SBX_FMT_YAML);
+	if (fclose(f) == 0 && r == 0 &&
+	    (fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) != -1) {
+		if (flock(fd, LOCK_EX) == 0 && ftruncate(fd, 0) == 0)
+			sbx_write_all(fd, buf, len);
+		close(fd);
+	}
+	free(buf);
+}
+
+static void
+load_trace(const struct sbx_store *s, const char *id, struct sbx_manifest *m)
+{
+	struct sbx_manifest t;
+	struct sbx_err ignored;
+	char p[1200];
+	int fd;
+
+	if (sbx_store_path(s, id, "trace.yaml", p, sizeof p, NULL) == -1 ||
+	    (fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return;
+	/* Shared: never a half-written trace (a torn one from a crash fails to parse). */
+	if (flock(fd, LOCK_SH) == 0 && sbx_manifest_load(p, &t, &ignored) == 0) {
+		if (t.has_trace) {
+			sbx_trace_free(&m->trace);
+			m->trace = t.trace;
+			m->has_trace = 1;
+			sbx_trace_init(&t.trace);
+		}
+		sbx_manifest_free(&t);
+	}
+	close(fd);
+}
+
 int
 sbx_sandbox_view(const struct sbx_store *s, const char *id, struct sbx_manifest *m,
     struct sbx_err *e)
@@ -204,6 +254,7 @@ sbx_sandbox_view(const struct sbx_store *s, const char *id, struct sbx_manifest 
 
 	if (sbx_state_load(s, id, m, e) == -1)
 		return -1;
+	load_trace(s, id, m);
 	if (m->status == NULL || strcmp(m->status, "terminated") == 0 ||
 	    strcmp(m->status, "provisioning") == 0 || strcmp(m->status, "cleanup") == 0)
 		return 0;
@@ -290,22 +341,8 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
 	(mp->rt.one_shot ? sbx_audit_deferred : sbx_audit)(s, id, "run-end", r == 0 ? "ok" :
 	    "error", r == 0 ? detail : e->msg, NULL);
 	/* A one-shot's sandbox goes next: its trace is the caller's to keep. */
-	if (r == 0 && !mp->rt.one_shot && (lock = sbx_store_lock(s, id, 1, 1, NULL)) != -1) {
-		/* Keep the last run's trace in the state (best effort: it may be gone). */
-		struct sbx_manifest cur;
-		struct sbx_err ignored;
-
-		if (sbx_state_load(s, id, &cur, &ignored) == 0) {
-			sbx_trace_free(&cur.trace);
-			cur.trace = res->trace;
-			cur.has_trace = 1;
-			sbx_state_save_nosync(s, &cur, &ignored);
-			sbx_trace_init(&cur.trace);
-			sbx_manifest_free(&cur);
-		}
-	}
-	if (lock != -1)
-		close(lock);
+	if (r == 0 && !mp->rt.one_shot)
+		save_trace(s, id, &res->trace);
 	return r;
 }
 

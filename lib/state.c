@@ -138,8 +138,8 @@ sbx_state_load(const struct sbx_store *s, const char *id, struct sbx_manifest *m
 	return 0;
 }
 
-static int
-save(const struct sbx_store *s, const struct sbx_manifest *m, int durable, struct sbx_err *e)
+int
+sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
 {
 	char p[1200], *buf = NULL;
 	size_t len = 0;
@@ -155,23 +155,9 @@ save(const struct sbx_store *s, const struct sbx_manifest *m, int durable, struc
 		free(buf);
 		return sbx_err_set(e, SBX_EX_OSERR, "cannot render the state document");
 	}
-	r = durable ? sbx_write_atomic(p, buf, len, 0600, e) :
-	    sbx_write_atomic_nosync(p, buf, len, 0600, e);
+	r = sbx_write_atomic(p, buf, len, 0600, e);
 	free(buf);
 	return r;
-}
-
-int
-sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
-{
-	return save(s, m, 1, e);
-}
-
-int
-sbx_state_save_nosync(const struct sbx_store *s, const struct sbx_manifest *m,
-    struct sbx_err *e)
-{
-	return save(s, m, 0, e);
 }
 
 /* Allowed next states; "running" is the seed documents' word for a live sandbox. */

@@ -44,9 +44,6 @@ int sbx_store_create(const struct sbx_store *s, const char *id, struct sbx_err *
 int sbx_state_load(const struct sbx_store *s, const char *id, struct sbx_manifest *m,
     struct sbx_err *e);
 int sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
-/* Atomic but not fsynced: for what is not a lifecycle change (the last run's trace). */
-int sbx_state_save_nosync(const struct sbx_store *s, const struct sbx_manifest *m,
-    struct sbx_err *e);
 /* Move m to status `to`, refusing transitions the lifecycle does not have (exit 65). */
 int sbx_state_transition(struct sbx_manifest *m, const char *to, struct sbx_err *e);
 /* Remove a sandbox's directory (its kernel objects must be gone already). */

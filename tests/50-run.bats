@@ -152,4 +152,17 @@ load helpers
 	run -0 sbx-inspect "$ID"
 	[[ $output == *"execution_trace:"* ]]
 	[[ $output == *"exit_code: 5"* ]]
+	# the next run's replaces it
+	run -7 sbx-run "$ID" -- sh -c 'exit 7'
+	run -0 sbx-inspect "$ID"
+	[[ $output == *"exit_code: 7"* ]]
+	[[ $output != *"exit_code: 5"* ]]
+	# a torn trace (a crash mid-write) is left out, never an error, and the next run mends it
+	printf 'execution_trace:\n  exit_co' > "$SBX_ROOT/sandboxes/$ID/trace.yaml"
+	run -0 sbx-inspect "$ID"
+	[[ $output != *"execution_trace"* ]]
+	[[ $output == *"sandbox_id: \"$ID\""* ]]
+	run -0 sbx-run "$ID" -- true
+	run -0 sbx-inspect -o json "$ID"
+	[[ $output == *'"exit_code":0'* ]]
 }
