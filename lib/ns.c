@@ -827,14 +827,16 @@ on_signal(int sig)
 static int
 open_init(const struct sbx_manifest *m, struct sbx_err *e)
 {
-	int fd = (int)syscall(SYS_pidfd_open, (pid_t)m->rt.pid, 0);
+	int fd = m->rt.pid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)m->rt.pid, 0) : -1;
 
-	if (fd == -1)
+	if (fd == -1 && m->rt.pid > 0 && errno != ESRCH)
 		return sbx_err_sys(e, SBX_EX_RUNFAIL, "the sandbox's init %lld", m->rt.pid);
-	/* The PID may have been reused before the pidfd pinned it: check again. */
-	if (!ns_alive(m)) {
-		close(fd);
-		return sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's init is gone");
+	/* Its PID may belong to another process by now: the pidfd pins whichever
+	 * it is, then the start time tells. */
+	if (fd == -1 || !ns_alive(m)) {
+		if (fd != -1)
+			close(fd);
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's init is gone (run sbx-gc)");
 	}
 	return fd;
 }
@@ -865,12 +867,12 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	sbx_trace_init(&res->trace);
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		cgfds[i] = -1;
-	if (!ns_alive(m))
-		return sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's init is gone (run sbx-gc)");
-	if ((have_cg = cgroup_of(m, &h, &sbcg, e)) == -1)
-		return -1;
 	if ((initfd = open_init(m, e)) == -1)
 		return -1;
+	if ((have_cg = cgroup_of(m, &h, &sbcg, e)) == -1) {
+		close(initfd);
+		return -1;
+	}
 	if (have_cg) {
 		snprintf(name, sizeof name, "run-%ld", (long)getpid());
 		if (sbx_cgroup_child(&sbcg, name, &runcg, e) == -1)
