@@ -140,8 +140,10 @@ pick_ids(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	m->rt.uid_base = m->rt.gid_base = base + slot * ID_RANGE;
 	m->rt.id_count = ID_RANGE;
 	snprintf(buf, sizeof buf, "%lld\n", m->rt.uid_base);
+	/* Not synced: a range matters only while its sandbox lives, and a host
+	 * crash ends every sandbox. */
 	if (sbx_store_path(s, m->sandbox_id, "ids", path, sizeof path, e) == -1 ||
-	    sbx_write_atomic(path, buf, strlen(buf), 0600, e) == -1)
+	    sbx_write_atomic_nosync(path, buf, strlen(buf), 0600, e) == -1)
 		goto out;
 	r = 0;
 out:
