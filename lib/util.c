@@ -448,13 +448,18 @@ sbx_proc_signal_wait(pid_t pid, unsigned long long starttime, int sig, int ms)
 	struct pollfd pf = { -1, POLLIN, 0 };
 	int r;
 
-	if (!sbx_proc_alive(pid, starttime))
+	/* Pin the process, then check it is the one we mean: a PID reused
+	 * meanwhile is never signalled. */
+	if ((pf.fd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1)
+		return errno == ESRCH;
+	if (!sbx_proc_alive(pid, starttime)) {
+		close(pf.fd);
 		return 1;
-	pf.fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	kill(pid, sig);
-	if (pf.fd == -1)
-		return 0;
-	r = poll(&pf, 1, ms) == 1;
+	}
+	if (syscall(SYS_pidfd_send_signal, pf.fd, sig, NULL, 0) == -1)
+		r = errno == ESRCH;   /* it exited meanwhile */
+	else
+		r = poll(&pf, 1, ms) == 1;
 	close(pf.fd);
 	return r;
 }
