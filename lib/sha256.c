@@ -10,6 +10,9 @@
 #include <cpuid.h>
 #include <immintrin.h>
 #define HAVE_SHANI_CODE 1
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>   /* glibc 2.33+: its own CPUID results */
+#endif
 #endif
 
 #include "sha256.h"
@@ -93,14 +96,22 @@ blocks_shani(uint32_t *hs, const unsigned char *p, size_t n)
 	_mm_storeu_si128((__m128i *)(void *)&hs[4], s1);
 }
 
+/*
+ * Where glibc says, its answer: it ran CPUID when the program started, and
+ * CPUID is costly where a hypervisor traps it (tens of microseconds a call).
+ */
 static int
 cpu_has_shani(void)
 {
+#ifdef CPU_FEATURE_ACTIVE
+	return CPU_FEATURE_ACTIVE(SHA) && CPU_FEATURE_ACTIVE(SSE4_1) && CPU_FEATURE_ACTIVE(SSSE3);
+#else
 	unsigned a, b, c, d;
 
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3))
 		return 0;
 	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA);
+#endif
 }
 #endif
 
