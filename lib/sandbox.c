@@ -214,8 +214,11 @@ save_trace(const struct sbx_store *s, const char *id, const struct sbx_trace *t)
 	r = sbx_trace_emit(f, t, SBX_FMT_YAML);
 	if (fclose(f) == 0 && r == 0 &&
 	    (fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) != -1) {
-		if (flock(fd, LOCK_EX) == 0 && ftruncate(fd, 0) == 0)
-			sbx_write_all(fd, buf, len);
+		/* Over the old trace, then cut to length: its block stays allocated
+		 * (truncating to 0 first would free it and allocate it again). */
+		if (flock(fd, LOCK_EX) == 0 && sbx_write_all(fd, buf, len) == 0 &&
+		    ftruncate(fd, (off_t)len) == -1)
+			(void)unlink(p);   /* a trace with a stale tail: none rather than that */
 		close(fd);
 	}
 	free(buf);
