@@ -21,8 +21,7 @@
 #include "snapshot.h"
 #include "util.h"
 
-static int write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid,
-    gid_t gid, struct sbx_err *e);
+static char *hosts_text(const struct sbx_manifest *m);
 
 /* Host directories a `rootfs: host` sandbox sees, read-only. Symlinks among them
  * (merged /usr) are copied as symlinks. */
@@ -34,18 +33,19 @@ static const char *const host_files[] = { "/etc/ld.so.cache", "/etc/ld.so.conf",
 static const char *const skel_dirs[] = { "/dev", "/proc", "/sys", "/tmp", "/root", "/home",
 	"/etc", "/var", "/var/tmp", "/run", "/opt", "/mnt", NULL };
 
+/* Write a new file name (below dirfd), 0644 whatever the umask, owned by uid:gid. */
 static int
-write_file(const char *dir, const char *name, const char *text, uid_t uid, gid_t gid,
+write_at(int dirfd, const char *name, const void *buf, size_t len, uid_t uid, gid_t gid,
     struct sbx_err *e)
 {
-	char p[1300];
 	int fd;
 
-	snprintf(p, sizeof p, "%s%s", dir, name);
-	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1)
-		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
-	if (sbx_write_all(fd, text, strlen(text)) == -1 || fchown(fd, uid, gid) == -1) {
-		sbx_err_sys(e, SBX_EX_IOERR, "%s", p);
+	if ((fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	    0644)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", name);
+	if (sbx_write_all(fd, buf, len) == -1 || fchmod(fd, 0644) == -1 ||
+	    fchown(fd, uid, gid) == -1) {
+		sbx_err_sys(e, SBX_EX_IOERR, "%s", name);
 		close(fd);
 		return -1;
 	}
@@ -54,33 +54,26 @@ write_file(const char *dir, const char *name, const char *text, uid_t uid, gid_t
 }
 
 static int
+write_file(const char *dir, const char *name, const char *text, uid_t uid, gid_t gid,
+    struct sbx_err *e)
+{
+	char p[1300];
+
+	snprintf(p, sizeof p, "%s%s", dir, name);
+	return write_at(AT_FDCWD, p, text, strlen(text), uid, gid, e);
+}
+
+static int
 copy_file(const char *from, const char *dir, uid_t uid, gid_t gid, struct sbx_err *e)
 {
-	char *buf;
+	char *buf, p[1300];
 	size_t len;
 	int r;
 
 	if (sbx_read_file(from, 1 << 22, &buf, &len, NULL) == -1)
 		return 0;  /* optional */
-	if (strlen(buf) != len) {
-		/* Binary (ld.so.cache): write it whole. */
-		char p[1300];
-		int fd;
-
-		snprintf(p, sizeof p, "%s%s", dir, from);
-		if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1 ||
-		    sbx_write_all(fd, buf, len) == -1 || fchown(fd, uid, gid) == -1) {
-			r = sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
-			if (fd != -1)
-				close(fd);
-			free(buf);
-			return r;
-		}
-		close(fd);
-		free(buf);
-		return 0;
-	}
-	r = write_file(dir, from, buf, uid, gid, e);
+	snprintf(p, sizeof p, "%s%s", dir, from);
+	r = write_at(AT_FDCWD, p, buf, len, uid, gid, e);
 	free(buf);
 	return r;
 }
@@ -292,20 +285,6 @@ sbx_rootfs_skeleton_gc(const struct sbx_store *s, const struct sbx_strv *keep, i
 	return 0;
 }
 
-/* The sandbox's own lower layer, above the skeleton: its name and network. */
-static int
-make_own_lower(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t gid,
-    struct sbx_err *e)
-{
-	char p[1300];
-
-	snprintf(p, sizeof p, "%s/etc", lower);
-	if (mkdir_owned(lower, 0755, uid, gid, e) == -1 || mkdir_owned(p, 0755, uid, gid, e) == -1)
-		return -1;
-	return write_net_files(lower, m, uid, gid, e) == -1 ||
-	    write_file(lower, "/etc/hostname", m->sandbox_id, uid, gid, e) == -1 ? -1 : 0;
-}
-
 /*
  * /etc/hosts: the host names of the allow-list at the addresses they were
  * pinned to. /etc/resolv.conf names a resolver only when the allow-list has
@@ -335,8 +314,12 @@ hosts_text(const struct sbx_manifest *m)
 	return hosts;
 }
 
+/*
+ * The sandbox's own lower layer, above the skeleton: its /etc/hosts,
+ * hostname and resolv.conf, below dirfd (owned by uid:gid).
+ */
 static int
-write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_t gid,
+write_own_lower(int dirfd, const struct sbx_manifest *m, uid_t uid, gid_t gid,
     struct sbx_err *e)
 {
 	struct sbx_egress p;
@@ -344,6 +327,10 @@ write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_
 	char *hosts, resolv[200], ip[INET6_ADDRSTRLEN];
 	int r;
 
+	if ((mkdirat(dirfd, "etc", 0755) == -1 && errno != EEXIST) ||
+	    fchmodat(dirfd, "etc", 0755, 0) == -1 ||
+	    fchownat(dirfd, "etc", uid, gid, AT_SYMLINK_NOFOLLOW) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "the sandbox's own /etc");
 	if ((hosts = hosts_text(m)) == NULL)
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	snprintf(resolv, sizeof resolv, "# sbx: network_policy %s, no resolver allowed\n",
@@ -357,10 +344,49 @@ write_net_files(const char *lower, const struct sbx_manifest *m, uid_t uid, gid_
 		}
 		sbx_egress_free(&p);
 	}
-	r = write_file(lower, "/etc/hosts", hosts, uid, gid, e) == -1 ||
-	    write_file(lower, "/etc/resolv.conf", resolv, uid, gid, e) == -1 ? -1 : 0;
+	r = write_at(dirfd, "etc/hosts", hosts, strlen(hosts), uid, gid, e) == -1 ||
+	    write_at(dirfd, "etc/resolv.conf", resolv, strlen(resolv), uid, gid, e) == -1 ||
+	    write_at(dirfd, "etc/hostname", m->sandbox_id, strlen(m->sandbox_id), uid, gid,
+	    e) == -1 ? -1 : 0;
 	free(hosts);
 	return r;
+}
+
+/*
+ * Only an allow-list's pinned names change after provision (the watchdog
+ * rewrites /etc/hosts from the host): such a sandbox's own lower layer is a
+ * directory of the state root. Any other's is a tmpfs its init makes, with
+ * no files on the host to make and remove.
+ */
+static int
+own_lower_on_disk(const struct sbx_manifest *m)
+{
+	return strcmp(m->network_policy, "egress-allow-list") == 0;
+}
+
+static int
+own_lower_tmpfs(const struct sbx_manifest *m, struct sbx_err *e)
+{
+	int fs, mfd = -1;
+
+	if ((fs = fsopen("tmpfs", FSOPEN_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "tmpfs for the sandbox's own /etc");
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "size", "256k", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
+	    (mfd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	    MOUNT_ATTR_NOEXEC)) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "tmpfs for the sandbox's own /etc");
+		close(fs);
+		return -1;
+	}
+	close(fs);
+	/* Made by the namespace's root: its files are the sandbox root's already. */
+	if (write_own_lower(mfd, m, 0, 0, e) == -1) {
+		close(mfd);
+		return -1;
+	}
+	return mfd;
 }
 
 /*
@@ -447,9 +473,19 @@ sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_
 			return -1;
 		if ((lw->skel = strdup(p)) == NULL)
 			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-		if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
-		    make_own_lower(p, m, uid, gid, e) == -1)
-			return -1;
+		if (own_lower_on_disk(m)) {
+			int fd, r;
+
+			if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
+			    mkdir_owned(p, 0755, uid, gid, e) == -1)
+				return -1;
+			if ((fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+				return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+			r = write_own_lower(fd, m, uid, gid, e);
+			close(fd);
+			if (r == -1)
+				return sbx_err_prefix(e, "%s", p);
+		}
 	}
 	return 0;
 }
@@ -671,8 +707,13 @@ mount_overlay(const struct sbx_store *s, const struct sbx_manifest *m,
 	}
 	if (host) {
 		own[n] = 1;
-		if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
-		    (fds[n++] = open_dir(p, e)) == -1)
+		if (!own_lower_on_disk(m))
+			fds[n++] = own_lower_tmpfs(m, e);
+		else if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1)
+			goto out;
+		else
+			fds[n++] = open_dir(p, e);
+		if (fds[n - 1] == -1)
 			goto out;
 		own[n] = layerfds == NULL;
 		if ((fds[n++] = layerfds ? layerfds[lw->n] : open_dir(lw->skel, e)) == -1)

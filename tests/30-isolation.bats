@@ -62,7 +62,8 @@ except OSError as e:
 	[ "${lines[0]}" = "0" ]
 	[ "${lines[1]}" = "gone" ]
 	# the lower layer is untouched; the removal is recorded in the sandbox's layer
-	[ -f "$SBX_ROOT/sandboxes/$ID/lower/etc/hostname" ]
+	[ -d "$SBX_ROOT/skel/$(state "$ID" skeleton)/opt" ]
+	[ -e "$SBX_ROOT/sandboxes/$ID/layer/upper/etc/hostname" ]
 	run -0 sbx-run "$ID" -- sh -c 'test ! -e /etc/hostname && echo still-gone'
 	[ "$output" = "still-gone" ]
 }
@@ -77,9 +78,13 @@ except OSError as e:
 	[ -n "$key" ]
 	[ "$(state "$b" skeleton)" = "$key" ]
 	skel=$SBX_ROOT/skel/$key
-	# the sandbox's own lower layer holds only its name and network files
-	run -0 find "$SBX_ROOT/sandboxes/$a/lower" -type f
-	[ "$(sort <<<"$output" | sed "s|.*/lower/||" | tr '\n' ' ')" = "etc/hostname etc/hosts etc/resolv.conf " ]
+	# what differs per sandbox (its name and network files) is on a tmpfs of its
+	# init's: nothing of the root filesystem in its directory but its own layer
+	[ "$(ls "$SBX_ROOT/sandboxes/$a" | tr '\n' ' ')" = "ids layer state.yaml " ]
+	run -0 sbx-run "$a" -- sh -c 'cat /etc/hostname; echo; grep -c "127.0.1.1.$(cat /etc/hostname)" /etc/hosts; cat /etc/resolv.conf'
+	[ "${lines[0]}" = "$a" ]
+	[ "${lines[1]}" = 1 ]
+	[[ ${lines[2]} == *"no resolver allowed"* ]]
 	# on the host the skeleton belongs to root, under a directory only root can open
 	[ "$(stat -c '%u %a' "$SBX_ROOT/skel")" = "0 700" ]
 	[ "$(stat -c %u "$skel/etc/passwd")" = 0 ]
