@@ -48,7 +48,7 @@ sbx_store_open(struct sbx_store *s, struct sbx_err *e)
 	if (sbx_mkdir_p(s->root, 0711, e) == -1)
 		return -1;
 	snprintf(sub, sizeof sub, "%s/sandboxes", s->root);
-	if (mkdir(sub, 0711) == -1 && errno != EEXIST)
+	if (sbx_mkdir_mode(sub, 0711) == -1 && errno != EEXIST)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", sub);
 	return 0;
 }
@@ -111,7 +111,7 @@ sbx_store_create(const struct sbx_store *s, const char *id, struct sbx_err *e)
 
 	if (sbx_store_path(s, id, NULL, p, sizeof p, e) == -1)
 		return -1;
-	if (mkdir(p, 0711) == -1) {
+	if (sbx_mkdir_mode(p, 0711) == -1) {
 		if (errno == EEXIST)
 			return sbx_err_set(e, SBX_EX_TEMPFAIL, "sandbox %s is being created by "
 			    "another tool", id);

@@ -287,13 +287,22 @@ sbx_mkdir_p(const char *path, mode_t mode, struct sbx_err *e)
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(buf, mode) == -1 && errno != EEXIST)
+		if (sbx_mkdir_mode(buf, mode) == -1 && errno != EEXIST)
 			return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", buf);
 		*p = '/';
 	}
-	if (mkdir(buf, mode) == -1 && errno != EEXIST)
+	if (sbx_mkdir_mode(buf, mode) == -1 && errno != EEXIST)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", buf);
 	return 0;
+}
+
+int
+sbx_mkdir_mode(const char *path, mode_t mode)
+{
+	if (mkdir(path, mode) == -1)
+		return -1;
+	/* Exactly mode, whatever the umask: others' access is the point of 0711. */
+	return chmod(path, mode);
 }
 
 static int

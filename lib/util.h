@@ -43,6 +43,8 @@ int sbx_write_strat(int dirfd, const char *name, const char *s);
 ssize_t sbx_read_str(const char *path, char *buf, size_t size);
 ssize_t sbx_read_strat(int dirfd, const char *name, char *buf, size_t size);
 /* mkdir -p; existing directories are fine. */
+/* mkdir with exactly mode (the umask does not apply); -1 with errno (EEXIST too). */
+int sbx_mkdir_mode(const char *path, mode_t mode);
 int sbx_mkdir_p(const char *path, mode_t mode, struct sbx_err *e);
 /* rm -rf that never crosses into another mount (st_dev check). */
 int sbx_rm_rf(const char *path, struct sbx_err *e);

@@ -105,6 +105,14 @@ group
 clean" ]
 }
 
+@test "the synthesized /etc is readable by the sandbox's users whatever the operator's umask" {
+	(umask 077 && sbx-provision "$MANIFESTS/minimal.yaml" > "$WORK/id")
+	ID=$(cat "$WORK/id")
+	run -0 sbx-run --user 1000 "$ID" -- sh -c 'cat /etc/passwd /etc/group /etc/hosts /etc/hostname /etc/resolv.conf /etc/nsswitch.conf > /dev/null && stat -c %a /etc/passwd /etc/hosts'
+	[ "$output" = "644
+644" ]
+}
+
 @test "sbx-gc removes skeletons no sandbox uses and the host has outdated, and keeps the rest" {
 	provision "$MANIFESTS/minimal.yaml"
 	key=$(state "$ID" skeleton)
