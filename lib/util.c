@@ -458,9 +458,15 @@ sbx_proc_signal_wait(pid_t pid, unsigned long long starttime, int sig, int ms)
 	int r;
 
 	/* Pin the process, then check it is the one we mean: a PID reused
-	 * meanwhile is never signalled. */
-	if ((pf.fd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1)
-		return errno == ESRCH;
+	 * meanwhile is never signalled. Without pidfds (valgrind does not know
+	 * them), signal by PID and do not wait. */
+	if ((pf.fd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
+		if (errno == ESRCH)
+			return 1;
+		if (sbx_proc_alive(pid, starttime))
+			kill(pid, sig);
+		return 0;
+	}
 	if (!sbx_proc_alive(pid, starttime)) {
 		close(pf.fd);
 		return 1;

@@ -60,7 +60,14 @@ vg() {
 		python3 "$FIXTURES/mklayer.py" "$k" "$WORK/$k" "$WORK/escape"
 		run -65 vg sbx-snap import "$WORK/$k/export.tar"
 	done
+	wd=$(state "$ID" watchdog_pid)
+	[ -n "$wd" ] && kill -0 "$wd"
 	run -0 vg sbx-gc "$ID"
+	# the watchdog goes with its sandbox, pidfds or not (valgrind has none)
+	for _ in $(seq 50); do kill -0 "$wd" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$wd" 2>/dev/null; then
+		[ "$(cut -d' ' -f3 "/proc/$wd/stat")" = Z ]
+	fi
 	run -0 vg sbx-gc --keep-last 1 --dry-run
 	run -0 vg sbx-snap remove v1
 	run -0 vg sbx-gc
