@@ -113,7 +113,9 @@ skeleton_key(uid_t owner, char key[SBX_SKEL_KEY_LEN + 1])
 	sbx_sha256_update(&c, buf, strlen(buf));
 	for (i = 0; host_dirs[i]; i++) {
 		buf[0] = '\0';
-		if (lstat(host_dirs[i], &st) == 0 && S_ISLNK(st.st_mode) &&
+		if (lstat(host_dirs[i], &st) == -1)
+			;   /* absent: nothing for it */
+		else if (S_ISLNK(st.st_mode) &&
 		    (n = readlink(host_dirs[i], link, sizeof link - 1)) >= 0) {
 			link[n] = '\0';
 			snprintf(buf, sizeof buf, "link %s %s\n", host_dirs[i], link);

@@ -325,13 +325,13 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
     const struct sbx_driver *drv, const struct sbx_exec *x, struct sbx_exec_result *res,
     int lock, struct sbx_err *e)
 {
-	char marker[1200], detail[128];
+	char runlock[1200], detail[128];
 	int r, fd = -1;
 
 	/* Shared: any number of runs at once; the status probe's exclusive try
 	 * holds it for an instant at most. */
-	if (sbx_store_path(s, id, "runs.lock", marker, sizeof marker, NULL) == 0 &&
-	    (fd = open(marker, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) != -1)
+	if (sbx_store_path(s, id, "runs.lock", runlock, sizeof runlock, NULL) == 0 &&
+	    (fd = open(runlock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) != -1)
 		flock(fd, LOCK_SH);
 	/* Runs do not hold the sandbox's lock while the command runs: destroy must not wait. */
 	close(lock);
