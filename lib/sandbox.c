@@ -335,7 +335,6 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
 		flock(fd, LOCK_SH);
 	/* Runs do not hold the sandbox's lock while the command runs: destroy must not wait. */
 	close(lock);
-	lock = -1;
 	sbx_audit(s, id, "run-start", "ok", x->argv[0], NULL);
 	r = drv->exec(s, mp, x, res, e);
 	if (fd != -1)

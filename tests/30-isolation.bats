@@ -80,7 +80,7 @@ except OSError as e:
 	skel=$SBX_ROOT/skel/$key
 	# what differs per sandbox (its name and network files) is on a tmpfs of its
 	# init's: nothing of the root filesystem in its directory but its own layer
-	[ "$(ls "$SBX_ROOT/sandboxes/$a" | tr '\n' ' ')" = "ids layer state.yaml " ]
+	[ "$(find "$SBX_ROOT/sandboxes/$a" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')" = "ids layer state.yaml " ]
 	run -0 sbx-run "$a" -- sh -c 'cat /etc/hostname; echo; grep -c "127.0.1.1.$(cat /etc/hostname)" /etc/hosts; cat /etc/resolv.conf'
 	[ "${lines[0]}" = "$a" ]
 	[ "${lines[1]}" = 1 ]

@@ -109,7 +109,8 @@ load helpers
 	wait "${TEST_PIDS[0]}" || true
 	[ -z "$(sbx-ls -q)" ]
 	run -0 grep -o "\"sandbox\":\"$id\",\"event\":\"[a-z-]*\"" "$SBX_ROOT/audit.log"
-	[ "$(sed 's/.*"event"://' <<<"$output" | tr '\n' ' ')" = '"provision" "run-start" "run-end" "destroy" ' ]
+	events=${output//\"sandbox\":\"$id\",\"event\":/}
+	[ "$(tr '\n' ' ' <<<"$events")" = '"provision" "run-start" "run-end" "destroy" ' ]
 	grep -q "\"sandbox\":\"$id\",\"event\":\"provision\".*one-shot" "$SBX_ROOT/audit.log"
 	run -0 sbx-gc --verify-audit
 	# a provisioned sandbox is not one
