@@ -4,8 +4,9 @@
  * /proc/self/mountinfo and /proc/self/cgroup; sbx's cgroups live below the
  * cgroup the calling process is in (or $SBX_CGROUP_PARENT), as
  * PARENT/sbx/<group>/<sandbox>/{init,run-N} (v1: init in <sandbox> itself),
- * so limits sit on the sandbox and counters on each run. The group is one per state root, so that one root's
- * garbage collection never touches another root's sandboxes. A cgroup is named by a "spec" string stored in the state
+ * so limits sit on the sandbox and counters on each run. The group is one per
+ * state root, so that one root's garbage collection never touches another
+ * root's sandboxes. A cgroup is named by a "spec" string stored in the state
  * document ("2:/path" or "1:cpu=/path,memory=/path,...").
  */
 #ifndef SBX_CGROUP_H

@@ -44,7 +44,6 @@
 #define DEFAULT_ID_SLOTS 1024
 #define SBX_NOFILE_MAX 65536
 
-
 static int
 wants_cgroup_limits(const struct sbx_manifest *m)
 {
