@@ -662,6 +662,19 @@ sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cg_stats *st, struct sb
 	return 0;
 }
 
+long long
+sbx_cgroup_oom_kills(const struct sbx_cgroup *cg)
+{
+	long long v;
+
+	if (cg->version == 2)
+		v = keyed(cg->path[0], "memory.events", "oom_kill");
+	else
+		v = cg->path[SBX_CG_MEMORY][0] ? keyed(cg->path[SBX_CG_MEMORY],
+		    "memory.oom_control", "oom_kill") : 0;
+	return v > 0 ? v : 0;
+}
+
 int
 sbx_cgroup_memory_fd(const struct sbx_cgroup *cg)
 {

@@ -74,6 +74,8 @@ int sbx_cgroup_freeze(const struct sbx_cgroup *cg, int frozen, struct sbx_err *e
 /* Kill every process in cg and its children; returns once none is left. */
 int sbx_cgroup_kill(const struct sbx_cgroup *cg, struct sbx_err *e);
 int sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cg_stats *st, struct sbx_err *e);
+/* The OOM kills counted in cg (one file, where stats reads five). */
+long long sbx_cgroup_oom_kills(const struct sbx_cgroup *cg);
 /* An fd to read the memory in use (memory.usage_in_bytes / memory.current) with
  * sbx_cgroup_memory_now, cheaply and repeatedly; -1 without a memory controller. */
 int sbx_cgroup_memory_fd(const struct sbx_cgroup *cg);

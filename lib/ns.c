@@ -848,7 +848,8 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 {
 	struct sbx_cg_host h;
 	struct sbx_cgroup sbcg, runcg;
-	struct sbx_cg_stats stats, before = { 0 };
+	struct sbx_cg_stats stats;
+	long long oom_before = 0;
 	struct child_err ce;
 	struct sigaction sa = { 0 }, old_int, old_term, old_hup, old_winch;
 	struct rusage ru = { 0 };
@@ -882,7 +883,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		sbx_crash_point("run-cgroup");
 		if (sbx_cgroup_open_join(&runcg, cgfds, e) == -1)
 			goto out;
-		sbx_cgroup_stats(&sbcg, &before, NULL);
+		oom_before = sbx_cgroup_oom_kills(&sbcg);
 	}
 	if (sbx_net_wanted(m)) {
 		if (sbx_net_counts(s, m, &net_before, e) == -1)
@@ -1082,16 +1083,14 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	if (have_cg) {
 		sbx_cgroup_kill(&runcg, NULL);
 		if (sbx_cgroup_stats(&runcg, &stats, NULL) == 0) {
-			struct sbx_cg_stats after;
-
 			res->trace.cpu_seconds_used = stats.cpu_s;
 			res->trace.peak_memory_mb = (double)stats.peak_memory_bytes / (1 << 20);
 			res->trace.disk_written_mb = (double)stats.io_write_bytes / (1 << 20);
 			res->trace.pids_limit_hits = stats.pids_max_events;
 			/* On v1 an OOM under the sandbox's limit is counted where the limit
 			 * is: compare the sandbox's counter too. */
-			if (stats.oom_kills > 0 || (sbx_cgroup_stats(&sbcg, &after, NULL) == 0 &&
-			    after.oom_kills > before.oom_kills && res->trace.signal == SIGKILL)) {
+			if (stats.oom_kills > 0 || (res->trace.signal == SIGKILL &&
+			    sbx_cgroup_oom_kills(&sbcg) > oom_before)) {
 				res->trace.oom_killed = 1;
 				if (!timed_out && !expired) {
 					free(res->trace.kill_reason);
