@@ -23,6 +23,11 @@ struct sbx_exec {
 	double timeout_s;        /* 0: none */
 	double kill_after_s;     /* grace between SIGTERM and SIGKILL on timeout; 0: SIGKILL */
 	double lifetime_s;       /* set by the lifecycle: seconds until the sandbox expires */
+	/* Set by the lifecycle: called once the command's process is made and
+	 * while it sets itself up; the command execs only after it returns (the
+	 * run-start audit line is synced meanwhile, not before the fork). */
+	void (*starting)(void *ctx);
+	void *starting_ctx;
 };
 
 struct sbx_exec_result {

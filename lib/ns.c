@@ -675,7 +675,7 @@ writable_paths(const struct sbx_manifest *m, const char **w, size_t max)
 
 static void __attribute__((noreturn))
 run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, int nsflags,
-    int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, const struct sbx_seccomp_prog *prog)
+    int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, int gofd, const struct sbx_seccomp_prog *prog)
 {
 	struct child_err ce = { 0 };
 	const char *w[64];
@@ -742,6 +742,20 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 	/* Last: from here on, only the profile's calls work. */
 	if (sbx_seccomp_load_program(prog, &ce.e) == -1)
 		goto fail;
+	/* The caller's word that the command may start (its audit line is on
+	 * disk then); nothing of the command has run yet. */
+	{
+		ssize_t n;
+		char c;
+
+		while ((n = read(gofd, &c, 1)) == -1 && errno == EINTR)
+			;
+		if (n != 1) {
+			sbx_err_set(&ce.e, SBX_EX_RUNFAIL, "the run was called off before it started");
+			goto fail;
+		}
+		close(gofd);
+	}
 	environ = env;
 	execvp(x->argv[0], x->argv);
 	ce.stage = 1;
@@ -773,7 +787,7 @@ relay_signal(int sig)
  */
 static void __attribute__((noreturn))
 relay_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, int nsflags,
-    int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, const struct sbx_seccomp_prog *prog)
+    int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, int gofd, const struct sbx_seccomp_prog *prog)
 {
 	struct child_err ce = { 0 };
 	struct sigaction sa = { 0 };
@@ -792,8 +806,9 @@ relay_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, 
 		if (getppid() == 1)
 			_exit(SBX_EX_RUNFAIL);
 		run_child(m, x, initfd, nsflags & ~(CLONE_NEWUSER | CLONE_NEWPID), cgfds, errfd,
-		    ttysock, prog);
+		    ttysock, gofd, prog);
 	}
+	close(gofd);
 	close(errfd);
 	if (ttysock != -1)
 		close(ttysock);
@@ -854,6 +869,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	struct sigaction sa = { 0 }, old_int, old_term, old_hup, old_winch;
 	struct rusage ru = { 0 };
 	int initfd, cgfds[SBX_CG_NCTRL], errp[2] = { -1, -1 }, sp[2] = { -1, -1 };
+	int go[2] = { -1, -1 };
 	int nsflags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP |
 	    (host_network(m) ? 0 : CLONE_NEWNET);
 	int have_cg, status = 0, master = -1, stdin_open = 1, i, r = -1, pidfd = -1;
@@ -896,6 +912,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		goto out;
 	}
 	if (pipe2(errp, O_CLOEXEC) == -1 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) == -1 ||
 	    (x->tty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)) {
 		sbx_err_sys(e, SBX_EX_RUNFAIL, "pipe");
 		goto out;
@@ -908,9 +925,10 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		 * first, and there is no way back: a child of ours does both. */
 		if ((pid = fork()) == 0) {
 			close(errp[0]);
+			close(go[1]);
 			if (sp[0] != -1)
 				close(sp[0]);
-			relay_child(m, x, initfd, nsflags, cgfds, errp[1], sp[1], &prog);
+			relay_child(m, x, initfd, nsflags, cgfds, errp[1], sp[1], go[0], &prog);
 		}
 	} else {
 		/* Only the child goes into the sandbox's PID namespace: anything we
@@ -922,9 +940,10 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		}
 		if ((pid = fork()) == 0) {
 			close(errp[0]);
+			close(go[1]);
 			if (sp[0] != -1)
 				close(sp[0]);
-			run_child(m, x, initfd, nsflags, cgfds, errp[1], sp[1], &prog);
+			run_child(m, x, initfd, nsflags, cgfds, errp[1], sp[1], go[0], &prog);
 		}
 		if (setns(selfpid, CLONE_NEWPID) == -1 && pid > 0) {
 			sbx_err_sys(e, SBX_EX_RUNFAIL, "leave the sandbox's pid namespace");
@@ -938,7 +957,8 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		goto out;
 	}
 	close(errp[1]);
-	errp[1] = -1;
+	close(go[0]);
+	errp[1] = go[0] = -1;
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		if (cgfds[i] != -1) {
 			close(cgfds[i]);
@@ -956,6 +976,14 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		waitpid(pid, NULL, 0);
 		goto out;
 	}
+	/* While the child sets itself up, the caller does its part (the run-start
+	 * line, synced); then the command may exec. A child already gone just
+	 * misses the word: its error comes through errp. */
+	if (x->starting != NULL)
+		x->starting(x->starting_ctx);
+	(void)send(go[1], "g", 1, MSG_NOSIGNAL);
+	close(go[1]);
+	go[1] = -1;
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -1125,6 +1153,8 @@ out:
 			close(cgfds[i]);
 	if (errp[0] != -1) close(errp[0]);
 	if (errp[1] != -1) close(errp[1]);
+	if (go[0] != -1) close(go[0]);
+	if (go[1] != -1) close(go[1]);
 	if (sp[0] != -1) close(sp[0]);
 	if (sp[1] != -1) close(sp[1]);
 	if (master != -1) close(master);

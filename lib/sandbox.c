@@ -319,6 +319,21 @@ out:
 	return -1;
 }
 
+struct run_start {
+	const struct sbx_store *s;
+	const char *id, *cmd;
+	int audit;       /* 0: not yet, 1: written */
+};
+
+static void
+audit_start(void *ctx)
+{
+	struct run_start *r = ctx;
+
+	r->audit = 1;
+	sbx_audit(r->s, r->id, "run-start", "ok", r->cmd, NULL);
+}
+
 /* The part of a run after its checks; lock is the shared lock taken by the caller. */
 static int
 run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest *mp,
@@ -326,6 +341,8 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
     int lock, struct sbx_err *e)
 {
 	char runlock[1200], detail[128];
+	struct run_start start = { s, id, x->argv[0], 0 };
+	struct sbx_exec rx;
 	int r, fd = -1;
 
 	/* Shared: any number of runs at once; the status probe's exclusive try
@@ -335,8 +352,14 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
 		flock(fd, LOCK_SH);
 	/* Runs do not hold the sandbox's lock while the command runs: destroy must not wait. */
 	close(lock);
-	sbx_audit(s, id, "run-start", "ok", x->argv[0], NULL);
-	r = drv->exec(s, mp, x, res, e);
+	/* The run-start line is synced by the driver's call while the command's
+	 * process sets itself up, before the command execs. */
+	rx = *x;
+	rx.starting = audit_start;
+	rx.starting_ctx = &start;
+	r = drv->exec(s, mp, &rx, res, e);
+	if (!start.audit)
+		sbx_audit_deferred(s, id, "run-start", "ok", x->argv[0], NULL);
 	if (fd != -1)
 		close(fd);
 	snprintf(detail, sizeof detail, "exit %d", res->status);
