@@ -74,19 +74,6 @@ orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_gc_report report, voi
 	return 0;
 }
 
-struct skel_ctx {
-	sbx_gc_report report;
-	void *ctx;
-};
-
-static void
-report_skeleton(void *ctx, const char *name)
-{
-	struct skel_ctx *c = ctx;
-
-	c->report(c->ctx, "skeleton", name);
-}
-
 int
 sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void *ctx,
     struct sbx_err *e)
@@ -175,8 +162,7 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 	/* Skeletons no sandbox uses any more, unless a provision may be picking
 	 * one right now (it names its skeleton in the state only when ready). */
 	if (!unsettled)
-		sbx_rootfs_skeleton_gc(s, &skels, dry_run, report_skeleton, &(struct skel_ctx){
-		    report, ctx });
+		sbx_rootfs_skeleton_gc(s, &skels, dry_run, report, ctx);
 	sbx_strv_free(&skels);
 	orphan_cgroups(s, dry_run, report, ctx);
 	/* Network leases are host-wide: any root's gc clears those whose init is gone. */

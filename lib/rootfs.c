@@ -21,8 +21,6 @@
 #include "snapshot.h"
 #include "util.h"
 
-static char *hosts_text(const struct sbx_manifest *m);
-
 /* Host directories a `rootfs: host` sandbox sees, read-only. Symlinks among them
  * (merged /usr) are copied as symlinks. */
 static const char *const host_dirs[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
@@ -139,18 +137,6 @@ skeleton_key(uid_t owner, char key[SBX_SKEL_KEY_LEN + 1])
 }
 
 static int
-fsync_path(const char *p)
-{
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r;
-
-	if (fd == -1)
-		return -1;
-	r = fsync(fd);
-	close(fd);
-	return r;
-}
-
-static int
 build_skeleton(const char *dir, uid_t uid, gid_t gid, struct sbx_err *e)
 {
 	char p[1300], link[1024];
@@ -200,21 +186,19 @@ build_skeleton(const char *dir, uid_t uid, gid_t gid, struct sbx_err *e)
 	snprintf(p, sizeof p, "%s/home/sandbox", dir);
 	if (mkdir_owned(p, 0755, uid == 0 ? 1000 : uid, uid == 0 ? 1000 : gid, e) == -1)
 		return -1;
-	/* Durable before it is named: every later sandbox trusts it as it is. */
-	for (i = 0; i < 3; i++) {
-		static const char *const f[] = { "/etc/passwd", "/etc/group", "/etc/nsswitch.conf" };
-
-		snprintf(p, sizeof p, "%s%s", dir, f[i]);
-		fsync_path(p);
-	}
-	for (i = 0; host_files[i]; i++) {
-		snprintf(p, sizeof p, "%s%s", dir, host_files[i]);
-		fsync_path(p);
-	}
-	snprintf(p, sizeof p, "%s/etc", dir);
-	fsync_path(p);
-	fsync_path(dir);
 	return 0;
+}
+
+/* The state root's filesystem, synced: a skeleton is made once per host change. */
+static void
+sync_fs(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd != -1) {
+		syncfs(fd);
+		close(fd);
+	}
 }
 
 int
@@ -242,6 +226,8 @@ sbx_rootfs_skeleton(const struct sbx_store *s, char key[SBX_SKEL_KEY_LEN + 1], c
 		sbx_rm_rf(tmp, NULL);
 		return -1;
 	}
+	/* Durable before it is named: every later sandbox trusts it as it is. */
+	sync_fs(tmp);
 	if (rename(tmp, path) == -1) {
 		int err = errno;
 
@@ -252,13 +238,13 @@ sbx_rootfs_skeleton(const struct sbx_store *s, char key[SBX_SKEL_KEY_LEN + 1], c
 		errno = err;
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", path);
 	}
-	fsync_path(dir);
+	sync_fs(dir);
 	return 0;
 }
 
 int
 sbx_rootfs_skeleton_gc(const struct sbx_store *s, const struct sbx_strv *keep, int dry_run,
-    void (*report)(void *ctx, const char *name), void *ctx)
+    void (*report)(void *ctx, const char *kind, const char *name), void *ctx)
 {
 	char dir[1100], cur[SBX_SKEL_KEY_LEN + 1], p[1400];
 	DIR *d;
@@ -277,7 +263,7 @@ sbx_rootfs_skeleton_gc(const struct sbx_store *s, const struct sbx_strv *keep, i
 			used = strcmp(de->d_name, keep->v[i]) == 0;
 		if (used)
 			continue;
-		report(ctx, de->d_name);
+		report(ctx, "skeleton", de->d_name);
 		if (!dry_run) {
 			snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
 			sbx_rm_rf(p, NULL);

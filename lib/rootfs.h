@@ -37,9 +37,10 @@ struct sbx_lowers {
  */
 int sbx_rootfs_skeleton(const struct sbx_store *s, char key[SBX_SKEL_KEY_LEN + 1], char *path,
     size_t size, struct sbx_err *e);
-/* Remove skeletons other than the current one and those in keep (their keys). */
+/* Remove skeletons other than the current one and those in keep (their keys),
+ * each reported as kind "skeleton" (an sbx_gc_report). */
 int sbx_rootfs_skeleton_gc(const struct sbx_store *s, const struct sbx_strv *keep, int dry_run,
-    void (*report)(void *ctx, const char *name), void *ctx);
+    void (*report)(void *ctx, const char *kind, const char *name), void *ctx);
 /* Rewrite the sandbox's /etc/hosts (its pinned host names) in place. */
 int sbx_rootfs_update_hosts(const struct sbx_store *s, const struct sbx_manifest *m,
     struct sbx_err *e);

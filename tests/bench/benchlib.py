@@ -18,6 +18,11 @@ def hyperfine(cmds, out_json):
     with open(out_json) as f:
         return [r["times"] for r in json.load(f)["results"]]
 
+def ratio_rows(times, ref):
+    """{name: (median_ms, p90_ms, ratio to ref[name]'s median or None)}."""
+    return {n: (med(xs), p90(xs), med(xs) / med(times[ref[n]]) if n in ref else None)
+            for n, xs in times.items()}
+
 def write_rows(out, section, rows, extra=()):
     """Append rows {name: (median_ms, p90_ms, ratio or None)} under section."""
     if not out:

@@ -6,7 +6,7 @@
 # Appends its figures to the YAML results file given as $1. Needs root.
 import os, subprocess, sys, tempfile, time
 
-from benchlib import RUNS, hyperfine, med, p90, sh, write_rows
+from benchlib import RUNS, hyperfine, ratio_rows, sh, write_rows
 
 root = os.environ["SBX_ROOT"]
 minimal = "manifests/minimal.yaml"
@@ -37,13 +37,10 @@ def main():
     ref = {"provision + gc, egress-allow-list": "provision + gc, deny-all",
            "sbx-run ID, egress-allow-list": "sbx-run ID, deny-all"}
     print(f"{'network policy':<38} {'median':>9} {'p90':>9}  {'ratio':>14}")
-    rows = {}
-    for n, xs in times.items():
-        r = ref.get(n)
-        ratio = med(xs) / med(times[r]) if r else None
-        rows[n] = (med(xs), p90(xs), ratio)
-        rs = f"{ratio:.2f}x deny-all" if r else ""
-        print(f"{n:<38} {med(xs):8.2f}ms {p90(xs):8.2f}ms  {rs:>14}")
+    rows = ratio_rows(times, ref)
+    for n, (m, p, ratio) in rows.items():
+        rs = f"{ratio:.2f}x deny-all" if ratio else ""
+        print(f"{n:<38} {m:8.2f}ms {p:8.2f}ms  {rs:>14}")
     write_rows(out, "network", rows)
 
 main()

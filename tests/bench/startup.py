@@ -5,7 +5,7 @@
 # Appends its figures to the YAML results file given as $1.
 import concurrent.futures, json, os, shutil, subprocess, sys, tempfile, time
 
-from benchlib import RUNS, hyperfine, med, p90, sh, write_rows
+from benchlib import RUNS, hyperfine, med, ratio_rows, sh, write_rows
 
 root = os.environ["SBX_ROOT"]
 floor = os.environ["SBX_FLOOR"]
@@ -72,16 +72,13 @@ def main():
              "sbx-run ID (exec into a sandbox)": "<= 2.0x /bin/true",
              "sbx provision + gc": "<= 1.5x bwrap"}
     print(f"{'command':<38} {'median':>9} {'p90':>9}  {'ratio':>14}  goal")
-    rows = {}
-    for n, xs in times.items():
-        r = ref.get(n)
-        ratio = med(xs) / med(times[r]) if r else None
+    rows = ratio_rows(times, ref)
+    for n, (m, p, ratio) in rows.items():
         extra = ""
         if n.startswith("sbx-run -m"):
-            extra = f", {med(xs) / med(times['floor (clone3 + exec)']):.1f}x floor"
-        rows[n] = (med(xs), p90(xs), ratio)
-        rs = f"{ratio:.1f}x {r.split()[0]}" if r else ""
-        print(f"{n:<38} {med(xs):8.2f}ms {p90(xs):8.2f}ms  {rs:>14}{extra}  {goals.get(n, '')}")
+            extra = f", {m / med(times['floor (clone3 + exec)']):.1f}x floor"
+        rs = f"{ratio:.1f}x {ref[n].split()[0]}" if ratio else ""
+        print(f"{n:<38} {m:8.2f}ms {p:8.2f}ms  {rs:>14}{extra}  {goals.get(n, '')}")
     print(f"{'100 sandboxes provisioned in parallel':<38} {par:8.1f}/s")
     write_rows(out, "startup", rows, [f"parallel_provision_per_s: {par:.1f}"])
 
