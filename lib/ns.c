@@ -323,7 +323,8 @@ init_main(const struct sbx_store *s, const struct sbx_manifest *m,
     const struct sbx_lowers *lw, int go, int status, const int *cgfds)
 {
 	struct init_msg msg = { 0 };
-	int *srcfds, layerfds[SBX_MAX_LAYERS + 1], i;
+	struct sbx_rootfs_fds f;
+	int layerfds[SBX_MAX_LAYERS + 1], i;
 	int mapped = !m->rt.rootless && (lw->n > 0 || lw->skel != NULL);
 
 	if (recv_go(go, layerfds, mapped ? lw->n + (lw->skel != NULL) : 0) == -1)
@@ -335,8 +336,7 @@ init_main(const struct sbx_store *s, const struct sbx_manifest *m,
 			sbx_err_sys(&msg.err, SBX_EX_OSERR, "join the sandbox's cgroup");
 			goto fail;
 		}
-	if ((srcfds = calloc(m->n_mounts + 1, sizeof *srcfds)) == NULL ||
-	    sbx_rootfs_open_sources(m, srcfds, &msg.err) == -1)
+	if (sbx_rootfs_open(s, m, lw, mapped ? layerfds : NULL, &f, &msg.err) == -1)
 		goto fail;
 	/* Our host ID is unmapped here until we take the sandbox's root. */
 	if (setresgid(0, 0, 0) == -1 || setresuid(0, 0, 0) == -1) {
@@ -352,8 +352,9 @@ init_main(const struct sbx_store *s, const struct sbx_manifest *m,
 		goto fail;
 	}
 	if ((!host_network(m) && loopback_up(&msg.err) == -1) ||
-	    sbx_rootfs_enter(s, m, lw, mapped ? layerfds : NULL, srcfds, &msg.err) == -1)
+	    sbx_rootfs_enter(m, lw, &f, &msg.err) == -1)
 		goto fail;
+	sbx_rootfs_fds_close(&f);
 	setsid();
 	msg.ok = 1;
 	if (sbx_write_all(status, &msg, sizeof msg) == -1)

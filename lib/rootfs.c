@@ -565,8 +565,17 @@ out:
 	return r;
 }
 
-int
-sbx_rootfs_open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *e)
+static int
+open_dir(const char *path, struct sbx_err *e)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	return fd == -1 ? sbx_err_sys(e, SBX_EX_OSERR, "%s", path) : fd;
+}
+
+/* The sources of filesystem_mounts, one a descriptor. */
+static int
+open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *e)
 {
 	/* No symlink anywhere in a source's path: a sandbox that can write where
 	 * another sandbox's mount source lies must not turn it into a link to
@@ -579,17 +588,89 @@ sbx_rootfs_open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *
 		fds[i] = (int)syscall(SYS_openat2, AT_FDCWD, m->mounts[i].host, &how, sizeof how);
 		if (fds[i] == -1) {
 			if (errno == ELOOP)
-				sbx_err_set(e, SBX_EX_DATAERR, "filesystem_mounts: host %s: the path "
-				    "goes through a symbolic link; name the real path",
+				return sbx_err_set(e, SBX_EX_DATAERR, "filesystem_mounts: host %s: the "
+				    "path goes through a symbolic link; name the real path",
 				    m->mounts[i].host);
-			else
-				sbx_err_sys(e, 0, "filesystem_mounts: host %s", m->mounts[i].host);
-			while (i-- > 0)
-				close(fds[i]);
-			return -1;
+			return sbx_err_sys(e, 0, "filesystem_mounts: host %s", m->mounts[i].host);
 		}
 	}
 	return 0;
+}
+
+void
+sbx_rootfs_fds_close(struct sbx_rootfs_fds *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n_layers; i++)
+		if (f->layers[i] != -1)
+			close(f->layers[i]);
+	for (i = 0; f->src != NULL && i < f->n_src; i++)
+		if (f->src[i] != -1)
+			close(f->src[i]);
+	free(f->layers);
+	free(f->src);
+	if (f->dir != -1) close(f->dir);
+	if (f->upper != -1) close(f->upper);
+	if (f->work != -1) close(f->work);
+	if (f->own_lower != -1) close(f->own_lower);
+	if (f->base != -1) close(f->base);
+	if (f->skel != -1) close(f->skel);
+	memset(f, 0, sizeof *f);
+	f->dir = f->upper = f->work = f->own_lower = f->base = f->skel = -1;
+}
+
+int
+sbx_rootfs_open(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_lowers *lw, int *layerfds, struct sbx_rootfs_fds *f, struct sbx_err *e)
+{
+	char p[1200];
+	size_t i;
+
+	memset(f, 0, sizeof *f);
+	f->dir = f->upper = f->work = f->own_lower = f->base = f->skel = -1;
+	f->mapped = layerfds != NULL;
+	if ((f->layers = calloc(lw->n + 1, sizeof *f->layers)) == NULL ||
+	    (f->src = calloc(m->n_mounts + 1, sizeof *f->src)) == NULL) {
+		/* layerfds are ours from the call on, whatever happens */
+		for (i = 0; layerfds && i < lw->n + (lw->skel != NULL); i++)
+			close(layerfds[i]);
+		sbx_rootfs_fds_close(f);
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	}
+	/* Taken first, so that whatever fails below, close() frees them. */
+	for (i = 0; i < lw->n; i++)
+		f->layers[i] = layerfds ? layerfds[i] : -1;
+	f->n_layers = lw->n;
+	if (layerfds && lw->skel)
+		f->skel = layerfds[lw->n];
+	for (i = 0; i < m->n_mounts; i++)
+		f->src[i] = -1;
+	f->n_src = m->n_mounts;
+	for (i = 0; !f->mapped && i < lw->n; i++)
+		if ((f->layers[i] = open_dir(lw->dirs[i], e)) == -1)
+			goto fail;
+	if (lw->skel && !f->mapped && (f->skel = open_dir(lw->skel, e)) == -1)
+		goto fail;
+	if (strcmp(lw->base, "host") != 0 && (f->base = open_dir(lw->base, e)) == -1)
+		goto fail;
+	if (sbx_store_path(s, m->sandbox_id, NULL, p, sizeof p, e) == -1 ||
+	    (f->dir = open_dir(p, e)) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "layer/upper", p, sizeof p, e) == -1 ||
+	    (f->upper = open_dir(p, e)) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "layer/work", p, sizeof p, e) == -1 ||
+	    (f->work = open_dir(p, e)) == -1)
+		goto fail;
+	if (strcmp(lw->base, "host") == 0 && own_lower_on_disk(m) &&
+	    (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
+	    (f->own_lower = open_dir(p, e)) == -1))
+		goto fail;
+	if (open_sources(m, f->src, e) == -1)
+		goto fail;
+	return 0;
+fail:
+	sbx_rootfs_fds_close(f);
+	return -1;
 }
 
 static int
@@ -660,112 +741,92 @@ covered(const struct sbx_manifest *m, const char *guest)
 	return 0;
 }
 
-static int
-open_dir(const char *path, struct sbx_err *e)
-{
-	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-	return fd == -1 ? sbx_err_sys(e, SBX_EX_OSERR, "%s", path) : fd;
-}
-
 /*
- * The overlay, mounted on the sandbox's directory (in this mount namespace
- * only), every layer named by a descriptor (/proc/self/fd/N): the snapshot
- * layers top first, then the sandbox's own lower layer and the skeleton
- * (rootfs host) or the rootfs directory; no mount points in the sandbox's
- * directory, any path, and 128 layers in a page of options. The ID-mapped
- * layers the host made (layerfds) must be in this mount namespace for
- * overlay to take them: they are attached on the sandbox's directory, one
- * over the other, after every other layer is open; the overlay goes on top.
+ * The overlay, every layer named by a descriptor opened on the host's side
+ * (/proc/self/fd/N): the snapshot layers top first, then the sandbox's own
+ * lower layer and the skeleton (rootfs host) or the rootfs directory. No
+ * path of the state root is walked here, as the sandbox's IDs, and any path
+ * works; 128 layers fit in a page of options. The ID-mapped layers the host
+ * made must be in this mount namespace for overlay to take them: they are
+ * attached on the sandbox's directory, one over the other, and the overlay
+ * goes on top. Returns the overlay's root (attached there too).
  */
 static int
-mount_overlay(const struct sbx_store *s, const struct sbx_manifest *m,
-    const struct sbx_lowers *lw, const int *layerfds, const char *dir, struct sbx_err *e)
+mount_overlay(const struct sbx_manifest *m, const struct sbx_lowers *lw,
+    const struct sbx_rootfs_fds *f, struct sbx_err *e)
 {
-	char opts[4096], p[1200];
-	int fds[SBX_MAX_LAYERS + 4], own[SBX_MAX_LAYERS + 4], r = -1;
-	int host = strcmp(lw->base, "host") == 0;
+	char opts[4096];
+	int lower[SBX_MAX_LAYERS + 3], etc = -1, fs = -1, mfd = -1;
 	size_t n = 0, i, len;
 
-	/* fds: the lower layers top first, then upper and work. */
-	for (i = lw->n; i-- > 0; n++) {
-		own[n] = layerfds == NULL;
-		if ((fds[n] = layerfds ? layerfds[i] : open_dir(lw->dirs[i], e)) == -1)
-			goto out;
-	}
-	if (host) {
-		own[n] = 1;
-		if (!own_lower_on_disk(m))
-			fds[n++] = own_lower_tmpfs(m, e);
-		else if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1)
-			goto out;
-		else
-			fds[n++] = open_dir(p, e);
-		if (fds[n - 1] == -1)
-			goto out;
-		own[n] = layerfds == NULL;
-		if ((fds[n++] = layerfds ? layerfds[lw->n] : open_dir(lw->skel, e)) == -1)
-			goto out;
+	for (i = lw->n; i-- > 0;)
+		lower[n++] = f->layers[i];
+	if (strcmp(lw->base, "host") == 0) {
+		if (f->own_lower == -1 && (etc = own_lower_tmpfs(m, e)) == -1)
+			return -1;
+		lower[n++] = f->own_lower != -1 ? f->own_lower : etc;
+		lower[n++] = f->skel;
 	} else {
-		own[n] = 1;
-		if ((fds[n++] = open_dir(lw->base, e)) == -1)
-			goto out;
+		lower[n++] = f->base;
 	}
-	own[n] = own[n + 1] = 1;
-	if (sbx_store_path(s, m->sandbox_id, "layer/upper", p, sizeof p, e) == -1 ||
-	    (fds[n++] = open_dir(p, e)) == -1 ||
-	    sbx_store_path(s, m->sandbox_id, "layer/work", p, sizeof p, e) == -1 ||
-	    (fds[n++] = open_dir(p, e)) == -1)
-		goto out;
-	for (i = 0; i < n; i++)
-		if (!own[i] && move_mount(fds[i], "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH) == -1) {
+	for (i = 0; f->mapped && i <= lw->n; i++) {
+		int fd = i < lw->n ? f->layers[i] : f->skel;
+
+		if (fd != -1 && move_mount(fd, "", f->dir, "", MOVE_MOUNT_F_EMPTY_PATH |
+		    MOVE_MOUNT_T_EMPTY_PATH) == -1) {
 			sbx_err_sys(e, SBX_EX_OSERR, "attach an ID-mapped layer");
 			goto out;
 		}
-	len = (size_t)snprintf(opts, sizeof opts, "lowerdir=");
-	for (i = 0; i < n - 2; i++)
-		len += (size_t)snprintf(opts + len, sizeof opts - len, "%s/proc/self/fd/%d",
-		    i ? ":" : "", fds[i]);
-	/* userxattr: in a user namespace overlay keeps whiteouts in user.* xattrs. */
-	if (len >= sizeof opts || (size_t)snprintf(opts + len, sizeof opts - len,
-	    ",upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr", fds[n - 2],
-	    fds[n - 1]) >= sizeof opts - len) {
+	}
+	len = (size_t)snprintf(opts, sizeof opts, "/proc/self/fd/%d", lower[0]);
+	for (i = 1; i < n && len < sizeof opts; i++)
+		len += (size_t)snprintf(opts + len, sizeof opts - len, ":/proc/self/fd/%d", lower[i]);
+	if (len >= sizeof opts) {
 		sbx_err_set(e, SBX_EX_UNAVAILABLE, "overlay options too long");
 		goto out;
 	}
-	if (mount("overlay", dir, "overlay", MS_NOSUID | MS_NODEV, opts) == -1) {
-		sbx_err_sys(e, errno == ENODEV ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "overlay on %s",
-		    dir);
+	/* userxattr: in a user namespace overlay keeps whiteouts in user.* xattrs. */
+	if ((fs = fsopen("overlay", FSOPEN_CLOEXEC)) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", opts, 0) == -1 ||
+	    (snprintf(opts, sizeof opts, "/proc/self/fd/%d", f->upper),
+	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", opts, 0)) == -1 ||
+	    (snprintf(opts, sizeof opts, "/proc/self/fd/%d", f->work),
+	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", opts, 0)) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
+	    (mfd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) == -1) {
+		sbx_err_sys(e, errno == ENODEV ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "overlay root");
 		goto out;
 	}
-	r = 0;
+	if (move_mount(mfd, "", f->dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)
+	    == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "attach the overlay root");
+		close(mfd);
+		mfd = -1;
+	}
 out:
-	/* The ID-mapped ones are the caller's to close. */
-	for (i = 0; i < n; i++)
-		if (own[i] && fds[i] != -1)
-			close(fds[i]);
-	return r;
+	if (fs != -1)
+		close(fs);
+	if (etc != -1)
+		close(etc);
+	return mfd;
 }
 
 int
-sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m,
-    const struct sbx_lowers *lw, const int *layerfds, const int *srcfds, struct sbx_err *e)
+sbx_rootfs_enter(const struct sbx_manifest *m, const struct sbx_lowers *lw,
+    const struct sbx_rootfs_fds *f, struct sbx_err *e)
 {
-	char v[64], dir[1200];
+	char v[64];
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
 	struct stat st;
-	int rootfd = -1, i, host = strcmp(lw->base, "host") == 0;
+	int rootfd, i;
 	size_t k;
 
-	if (sbx_store_path(s, m->sandbox_id, NULL, dir, sizeof dir, e) == -1)
-		return -1;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "make / private");
-	if (mount_overlay(s, m, lw, layerfds, dir, e) == -1)
+	if ((rootfd = mount_overlay(m, lw, f, e)) == -1)
 		return -1;
-	if ((rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "%s", dir);
-	if (host) {
+	if (strcmp(lw->base, "host") == 0) {
 		for (i = 0; host_dirs[i]; i++)
 			if (lstat(host_dirs[i], &st) == 0 && S_ISDIR(st.st_mode) &&
 			    bind_into(rootfd, AT_FDCWD, host_dirs[i], host_dirs[i], BIND_RO, e) == -1)
@@ -775,7 +836,7 @@ sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m,
 	    make_dev(rootfd, e) == -1)
 		goto fail;
 	for (k = 0; k < m->n_mounts; k++)
-		if (bind_into(rootfd, srcfds[k], "", m->mounts[k].guest,
+		if (bind_into(rootfd, f->src[k], "", m->mounts[k].guest,
 		    strcmp(m->mounts[k].mode, "rw") == 0 ? BIND_RW : BIND_RO, e) == -1)
 			goto fail;
 	for (k = 0; k < m->n_tmpfs; k++) {
@@ -791,10 +852,12 @@ sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m,
 		sbx_err_sys(e, SBX_EX_OSERR, "make the root read-only");
 		goto fail;
 	}
+	if (fchdir(rootfd) == -1 || syscall(SYS_pivot_root, ".", ".") == -1 ||
+	    umount2(".", MNT_DETACH) == -1 || chdir("/") == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "pivot_root into the sandbox's root");
+		goto fail;
+	}
 	close(rootfd);
-	if (chdir(dir) == -1 || syscall(SYS_pivot_root, ".", ".") == -1 ||
-	    umount2(".", MNT_DETACH) == -1 || chdir("/") == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "pivot_root into %s", dir);
 	return 0;
 fail:
 	close(rootfd);

@@ -52,20 +52,35 @@ void sbx_lowers_free(struct sbx_lowers *lw);
 int sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_t uid,
     gid_t gid, struct sbx_lowers *lw, struct sbx_err *e);
 /*
- * Inside the new user and mount namespaces, still with the caller's host
- * credentials: open the sources of filesystem_mounts (O_PATH), so a source
- * below a directory only the operator can search still works. fds has room
- * for m->n_mounts.
+ * What the sandbox's root is made of, opened (O_PATH) inside the new user
+ * and mount namespaces while init still has the caller's host credentials:
+ * no path of the state root is walked as the sandbox's unprivileged IDs, so
+ * a state root of mode 0700 works, and a source below a directory only the
+ * operator can search still mounts.
  */
-int sbx_rootfs_open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *e);
+struct sbx_rootfs_fds {
+	int dir, upper, work;     /* the sandbox's directory, layer/upper, layer/work */
+	int own_lower;            /* egress-allow-list: lower/ of the sandbox's directory */
+	int base, skel;           /* rootfs DIR, or the skeleton (rootfs host) */
+	int *layers;              /* snapshot layers, bottom first */
+	size_t n_layers;
+	int mapped;               /* layers and skel are the host's ID-mapped mounts */
+	int *src;                 /* filesystem_mounts sources */
+	size_t n_src;
+};
+
 /*
- * Then, as the namespace's root: build the root and pivot into it. layerfds
- * holds lw->n detached mounts of lw->dirs, then one of lw->skel where there
- * is one, ID-mapped into the sandbox's user namespace by the host (sandboxes
- * with a range of IDs); NULL uses lw->dirs and lw->skel as they are (a
- * rootless sandbox, whose one ID owns them).
+ * layerfds holds lw->n detached mounts of lw->dirs, then one of lw->skel
+ * where there is one, ID-mapped into the sandbox's user namespace by the
+ * host (sandboxes with a range of IDs), and passes to f whatever happens;
+ * NULL opens lw->dirs and lw->skel as they are (a rootless sandbox, whose
+ * one ID owns them).
  */
-int sbx_rootfs_enter(const struct sbx_store *s, const struct sbx_manifest *m,
-    const struct sbx_lowers *lw, const int *layerfds, const int *srcfds, struct sbx_err *e);
+int sbx_rootfs_open(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_lowers *lw, int *layerfds, struct sbx_rootfs_fds *f, struct sbx_err *e);
+void sbx_rootfs_fds_close(struct sbx_rootfs_fds *f);
+/* Then, as the namespace's root: build the root from f and pivot into it. */
+int sbx_rootfs_enter(const struct sbx_manifest *m, const struct sbx_lowers *lw,
+    const struct sbx_rootfs_fds *f, struct sbx_err *e);
 
 #endif

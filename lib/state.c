@@ -44,11 +44,12 @@ sbx_store_open(struct sbx_store *s, struct sbx_err *e)
 		sbx_sha256_hex(s->root, strlen(s->root), hex);
 		snprintf(s->group, sizeof s->group, "r%.12s", hex);
 	}
-	/* 0711: sandboxes' mapped users must reach their own layers, never list others. */
-	if (sbx_mkdir_p(s->root, 0711, e) == -1)
+	/* 0700: nothing of the sandboxes walks the state root's paths (their roots
+	 * are built from descriptors), so no other host user needs to cross it. */
+	if (sbx_mkdir_p(s->root, 0700, e) == -1)
 		return -1;
 	snprintf(sub, sizeof sub, "%s/sandboxes", s->root);
-	if (sbx_mkdir_mode(sub, 0711) == -1 && errno != EEXIST)
+	if (sbx_mkdir_mode(sub, 0700) == -1 && errno != EEXIST)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", sub);
 	return 0;
 }
@@ -111,7 +112,7 @@ sbx_store_create(const struct sbx_store *s, const char *id, struct sbx_err *e)
 
 	if (sbx_store_path(s, id, NULL, p, sizeof p, e) == -1)
 		return -1;
-	if (sbx_mkdir_mode(p, 0711) == -1) {
+	if (sbx_mkdir_mode(p, 0700) == -1) {
 		if (errno == EEXIST)
 			return sbx_err_set(e, SBX_EX_TEMPFAIL, "sandbox %s is being created by "
 			    "another tool", id);

@@ -301,7 +301,7 @@ sbx_mkdir_mode(const char *path, mode_t mode)
 {
 	if (mkdir(path, mode) == -1)
 		return -1;
-	/* Exactly mode, whatever the umask: others' access is the point of 0711. */
+	/* Exactly mode, whatever the umask (an operator's 077 or 000). */
 	return chmod(path, mode);
 }
 

@@ -127,3 +127,20 @@ load helpers
 		run -64 "$p" --no-such-option
 	done
 }
+
+@test "a state root of mode 0700 (mktemp -d) works: provision, run, write, snapshot, fork" {
+	chmod 700 "$SBX_ROOT"
+	printf 'read_only_root: false\nresource_allocation: {disk_mb: 32}\n' > "$WORK/rw.yaml"
+	provision "$WORK/rw.yaml"
+	run -0 sbx-run "$ID" -- sh -c 'echo kept > /root/f && cat /root/f'
+	[ "$output" = kept ]
+	run -0 sbx-run --user 1000 "$ID" -- sh -c 'echo mine > /home/sandbox/g && cat /home/sandbox/g'
+	[ "$output" = mine ]
+	run -0 sbx-snap "$ID"
+	snap=$output
+	run -0 sbx-fork -n 1 "$snap"
+	run -0 sbx-run "$output" -- cat /root/f
+	[ "$output" = kept ]
+	# and the root stayed as the operator made it
+	[ "$(stat -c %a "$SBX_ROOT")" = 700 ]
+}

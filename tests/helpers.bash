@@ -12,7 +12,6 @@ setup() {
 	export PATH="${SBX_BIN:?run through make check}:$PATH"
 	SBX_ROOT=$(mktemp -d /tmp/sbx-test.XXXXXX)
 	export SBX_ROOT
-	chmod 711 "$SBX_ROOT"
 	export SBX_CORRELATION_ID="bats-$BATS_TEST_NUMBER"
 	WORK=$(mktemp -d /tmp/sbx-work.XXXXXX)
 	TEST_PIDS=()
