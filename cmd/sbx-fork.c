@@ -4,6 +4,7 @@
 
 #include "common.h"
 #include "fork.h"
+#include "policy.h"
 #include "remote.h"
 #include "sandbox.h"
 
@@ -11,8 +12,8 @@ static void __attribute__((noreturn))
 usage(int code)
 {
 	fprintf(code ? stderr : stdout,
-	    "usage: sbx-fork [-n N] [--id PREFIX] [--store URL] [-o yaml|json] [-c ID]\n"
-	    "                [SNAP | SANDBOX | -]\n"
+	    "usage: sbx-fork [-n N] [--id PREFIX] [-m MANIFEST] [-P POLICY] [--store URL]\n"
+	    "                [-o yaml|json] [-c ID] [SNAP | SANDBOX | -]\n"
 	    "       sbx-fork --select WINNER\n");
 	exit(code);
 }
@@ -26,6 +27,8 @@ main(int argc, char *argv[])
 		{ "select", required_argument, NULL, 'S' },
 		{ "store", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "manifest", required_argument, NULL, 'm' },
+		{ "policy", required_argument, NULL, 'P' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -34,12 +37,13 @@ main(int argc, char *argv[])
 	struct sbx_err e = { 0 };
 	struct sbx_store store;
 	enum sbx_format fmt = SBX_FMT_ID;
-	const char *prefix = NULL, *winner = NULL, *url = NULL;
+	const char *prefix = NULL, *winner = NULL, *url = NULL, *manifest = NULL;
+	struct sbx_manifest with;
 	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1], **ids, *end;
 	long n = 1, k;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "n:i:o:c:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:i:o:m:P:c:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			errno = 0;
@@ -51,6 +55,8 @@ main(int argc, char *argv[])
 		case 'S': winner = optarg; break;
 		case 's': url = optarg; break;
 		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
+		case 'm': manifest = optarg; break;
+		case 'P': sbx_policy_set_path(optarg); break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -62,7 +68,7 @@ main(int argc, char *argv[])
 	if (sbx_store_open(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (winner != NULL) {
-		if (argc > 0 || prefix != NULL || url != NULL)
+		if (argc > 0 || prefix != NULL || url != NULL || manifest != NULL)
 			usage(SBX_EX_USAGE);
 		if (sbx_id_check(winner, &e) == -1 || sbx_fork_select(&store, winner, out, &e) == -1)
 			sbx_die(&e, winner);
@@ -81,8 +87,14 @@ main(int argc, char *argv[])
 	/* A snapshot only in the store is pulled first (a sandbox here is forked as ever). */
 	if (url && !sbx_store_exists(&store, id) && sbx_remote_ensure(&store, url, id, &e) == -1)
 		sbx_die(&e, NULL);
-	if (sbx_fork(&store, id, n, prefix, &ids, &e) == -1)
+	/* The children's manifest from this side, not the snapshot's (both are
+	 * held to the policy). */
+	if (manifest != NULL && sbx_manifest_load(manifest, &with, &e) == -1)
+		sbx_die(&e, NULL);
+	if (sbx_fork(&store, id, n, prefix, manifest ? &with : NULL, &ids, &e) == -1)
 		sbx_die(&e, id);
+	if (manifest != NULL)
+		sbx_manifest_free(&with);
 	for (k = 0; k < n; k++) {
 		if (fmt == SBX_FMT_ID) {
 			printf("%s\n", ids[k]);

@@ -4,13 +4,15 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "policy.h"
 #include "sandbox.h"
 
 static void __attribute__((noreturn))
 usage(int code)
 {
 	fprintf(code ? stderr : stdout,
-	    "usage: sbx-provision [-n] [--no-watchdog] [-o yaml|json] [-c ID] [FILE | -]\n");
+	    "usage: sbx-provision [-n] [--no-watchdog] [-o yaml|json] [-c ID] [-P POLICY]\n"
+	    "                     [FILE | -]\n");
 	exit(code);
 }
 
@@ -22,6 +24,7 @@ main(int argc, char *argv[])
 		{ "no-watchdog", no_argument, NULL, 'W' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "correlation-id", required_argument, NULL, 'c' },
+		{ "policy", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -33,12 +36,13 @@ main(int argc, char *argv[])
 	int c, dry = 0, no_wd = 0, existed;
 	const char *file;
 
-	while ((c = getopt_long(argc, argv, "no:c:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "no:c:P:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': dry = 1; break;
 		case 'W': no_wd = 1; break;
 		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
+		case 'P': sbx_policy_set_path(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
 		default: usage(SBX_EX_USAGE);
@@ -53,7 +57,7 @@ main(int argc, char *argv[])
 		usage(SBX_EX_USAGE);
 	if (sbx_manifest_load(file, &m, &e) == -1)
 		sbx_die(&e, NULL);
-	if (!dry && sbx_store_open(&store, &e) == -1)
+	if ((dry ? sbx_store_locate : sbx_store_open)(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (sbx_sandbox_provision(&store, &m, (dry ? SBX_PROV_DRY_RUN : 0) |
 	    (no_wd ? SBX_PROV_NO_WATCHDOG : 0), &existed, &e) == -1)

@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "id.h"
+#include "policy.h"
 #include "sandbox.h"
 #include "util.h"
 #include "snapshot.h"
@@ -14,7 +15,7 @@ usage(int code)
 {
 	fprintf(code ? stderr : stdout,
 	    "usage: sbx-run [-t] [-e K=V]... [-w DIR] [-u UID[:GID]] [-T SECONDS [-k SECONDS]]\n"
-	    "               [--trace FILE|-] [--snapshot-before] [-c ID]\n"
+	    "               [--trace FILE|-] [--snapshot-before] [-c ID] [-P POLICY]\n"
 	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n");
 	exit(code);
 }
@@ -80,6 +81,7 @@ main(int argc, char *argv[])
 		{ "trace", required_argument, NULL, 'r' },
 		{ "snapshot-before", no_argument, NULL, 'S' },
 		{ "correlation-id", required_argument, NULL, 'c' },
+		{ "policy", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -94,7 +96,7 @@ main(int argc, char *argv[])
 	unsigned u, g;
 	int c, r, existed, snap_before = 0;
 
-	while ((c = getopt_long(argc, argv, "+tm:e:w:u:T:k:c:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+tm:e:w:u:T:k:c:P:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': x.tty = 1; break;
 		case 'm': manifest = optarg; break;
@@ -121,6 +123,7 @@ main(int argc, char *argv[])
 		case 'r': trace = optarg; break;
 		case 'S': snap_before = 1; break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
+		case 'P': sbx_policy_set_path(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
 		default: usage(SBX_EX_USAGE);

@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "fork.h"
+#include "policy.h"
 #include "remote.h"
 #include "snapshot.h"
 
@@ -19,7 +20,8 @@ usage(int code)
 	    "       sbx-snap inspect [--store URL] [-o yaml|json] [SNAP | -]\n"
 	    "       sbx-snap verify SNAP...\n"
 	    "       sbx-snap remove [--store URL] SNAP...\n"
-	    "       sbx-snap restore [--id SANDBOX] [--store URL] [SNAP | -]\n"
+	    "       sbx-snap restore [--id SANDBOX] [-m MANIFEST] [-P POLICY] [--store URL]\n"
+	    "                        [SNAP | -]\n"
 	    "       sbx-snap export [-f FILE] [SNAP | -]\n"
 	    "       sbx-snap import [FILE | -]\n"
 	    "       sbx-snap push --store URL [SNAP | -]\n"
@@ -73,6 +75,8 @@ main(int argc, char *argv[])
 		{ "output", required_argument, NULL, 'o' },
 		{ "file", required_argument, NULL, 'f' },
 		{ "store", required_argument, NULL, 's' },
+		{ "manifest", required_argument, NULL, 'm' },
+		{ "policy", required_argument, NULL, 'P' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -81,16 +85,18 @@ main(int argc, char *argv[])
 	struct sbx_err e = { 0 };
 	struct sbx_store store;
 	enum sbx_format fmt = SBX_FMT_ID;
-	const char *want = NULL, *file = NULL, *verb = "create", *url = NULL;
+	const char *want = NULL, *file = NULL, *verb = "create", *url = NULL, *manifest = NULL;
 	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1];
 	int c, i, rc = 0, r;
 
-	while ((c = getopt_long(argc, argv, "i:o:f:c:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:o:f:m:P:c:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': want = optarg; break;
 		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
 		case 'f': file = optarg; break;
 		case 's': url = optarg; break;
+		case 'm': manifest = optarg; break;
+		case 'P': sbx_policy_set_path(optarg); break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -107,7 +113,7 @@ main(int argc, char *argv[])
 			break;
 		}
 	if ((file && strcmp(verb, "export") != 0) || (want && strcmp(verb, "create") != 0 &&
-	    strcmp(verb, "restore") != 0))
+	    strcmp(verb, "restore") != 0) || (manifest && strcmp(verb, "restore") != 0))
 		usage(SBX_EX_USAGE);
 	if (url && strcmp(verb, "list") && strcmp(verb, "restore") && strcmp(verb, "push") &&
 	    strcmp(verb, "pull") && strcmp(verb, "remove") && strcmp(verb, "inspect"))
@@ -188,12 +194,17 @@ main(int argc, char *argv[])
 				printf("%s\n", argv[i]);
 		}
 	} else if (strcmp(verb, "restore") == 0) {
+		struct sbx_manifest with;
 		char **ids;
 
 		operand(argc, argv, "snapshot_id", id, sizeof id);
+		if (manifest != NULL && sbx_manifest_load(manifest, &with, &e) == -1)
+			sbx_die(&e, NULL);
 		if (sbx_remote_ensure(&store, url, id, &e) == -1 ||
-		    sbx_restore(&store, id, want, &ids, &e) == -1)
+		    sbx_restore(&store, id, want, manifest ? &with : NULL, &ids, &e) == -1)
 			sbx_die(&e, id);
+		if (manifest != NULL)
+			sbx_manifest_free(&with);
 		printf("%s\n", ids[0]);
 		free(ids[0]);
 		free(ids);

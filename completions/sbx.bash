@@ -14,10 +14,10 @@ _sbx_snaps() {
 _sbx_prog() {
 	local prog=$1 cur=$2 prev=$3 opts
 	case $prog in
-	sbx-provision) opts="-n --dry-run --no-watchdog -o --output -c --correlation-id -h --help -V --version" ;;
-	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -c --correlation-id -h --help -V --version" ;;
-	sbx-snap) opts="--id --store -o --output -f --file -c --correlation-id -h --help -V --version" ;;
-	sbx-fork) opts="-n --count --id --select --store -o --output -c --correlation-id -h --help -V --version" ;;
+	sbx-provision) opts="-n --dry-run --no-watchdog -o --output -c --correlation-id -P --policy -h --help -V --version" ;;
+	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -c --correlation-id -P --policy -h --help -V --version" ;;
+	sbx-snap) opts="--id --store -o --output -f --file -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
+	sbx-fork) opts="-n --count --id --select --store -o --output -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-inspect) opts="-o --output -h --help -V --version" ;;
 	sbx-ls) opts="-s --snapshots -q --quiet -o --output -h --help -V --version" ;;
 	sbx-gc) opts="-n --dry-run --keep-last --max-age --store --grace --verify-audit -c --correlation-id -h --help -V --version" ;;
@@ -28,7 +28,7 @@ _sbx_prog() {
 	-o | --output)
 		COMPREPLY=($(compgen -W "yaml json" -- "$cur"))
 		return ;;
-	-m | --manifest | --trace | -f | --file)
+	-m | --manifest | --trace | -f | --file | -P | --policy)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	-w | --workdir)

@@ -20,6 +20,7 @@ complete -c sbx-provision -s n -l dry-run -d 'check and print, create nothing'
 complete -c sbx-provision -l no-watchdog -d 'start no per-sandbox watchdog'
 complete -c sbx-provision -s o -l output -x -a 'yaml json' -d 'output format'
 complete -c sbx-provision -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-provision -s P -l policy -r -F -d 'the operator policy file'
 complete -c sbx-provision -F
 
 complete -c sbx-run -s t -l tty -d 'allocate a terminal'
@@ -32,6 +33,7 @@ complete -c sbx-run -s k -l kill-after -x -d 'grace after SIGTERM'
 complete -c sbx-run -l trace -r -F -d 'write the execution trace'
 complete -c sbx-run -l snapshot-before -d 'snapshot the sandbox before the command runs'
 complete -c sbx-run -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-run -s P -l policy -r -F -d 'the operator policy file'
 complete -c sbx-run -f -a '(__sbx_ids)'
 
 complete -c sbx-inspect -s o -l output -x -a 'yaml json' -d 'output format'
@@ -66,6 +68,8 @@ complete -c sbx-snap -l store -x -d 'S3 store for push, pull, list, inspect, rem
 complete -c sbx-snap -s o -l output -x -a 'yaml json' -d 'output format'
 complete -c sbx-snap -s f -l file -r -F -d 'export to a file'
 complete -c sbx-snap -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-snap -s P -l policy -r -F -d 'the operator policy file'
+complete -c sbx-snap -s m -l manifest -r -F -d "the children's manifest instead of the snapshot's"
 complete -c sbx-snap -f -n '__fish_seen_subcommand_from inspect verify remove restore export push' -a '(__sbx_snaps)'
 complete -c sbx-snap -f -n 'not __fish_seen_subcommand_from list inspect verify remove restore export import push pull' -a '(__sbx_ids)'
 
@@ -75,4 +79,6 @@ complete -c sbx-fork -l store -x -d 'pull the snapshot from this S3 store'
 complete -c sbx-fork -l select -x -a '(__sbx_ids)' -d 'keep this branch, retire its siblings'
 complete -c sbx-fork -s o -l output -x -a 'yaml json' -d 'output format'
 complete -c sbx-fork -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-fork -s P -l policy -r -F -d 'the operator policy file'
+complete -c sbx-fork -s m -l manifest -r -F -d "the children's manifest instead of the snapshot's"
 complete -c sbx-fork -f -a '(__sbx_snaps) (__sbx_ids)'

@@ -69,3 +69,25 @@ sbx_caps_become(uid_t uid, gid_t gid, int setgroups_ok, char *const *keep, size_
 			return sbx_err_sys(e, SBX_EX_OSERR, "raise ambient capability %d", (int)c);
 	return 0;
 }
+
+int
+sbx_caps_drop_all(struct sbx_err *e)
+{
+	cap_value_t c;
+	cap_t none;
+
+	for (c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == -1)
+			return sbx_err_sys(e, SBX_EX_OSERR, "drop capability %d from the bounding set",
+			    (int)c);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "clear ambient capabilities");
+	if ((none = cap_init()) == NULL)
+		return sbx_err_sys(e, SBX_EX_OSERR, "cap_init");
+	if (cap_set_proc(none) == -1) {
+		cap_free(none);
+		return sbx_err_sys(e, SBX_EX_OSERR, "cap_set_proc");
+	}
+	cap_free(none);
+	return 0;
+}

@@ -16,5 +16,7 @@
  */
 int sbx_caps_become(uid_t uid, gid_t gid, int setgroups_ok, char *const *keep, size_t n,
     struct sbx_err *e);
+/* Keep no capability at all: effective, permitted, inheritable, ambient, bounding. */
+int sbx_caps_drop_all(struct sbx_err *e);
 
 #endif

@@ -23,7 +23,7 @@ fork_lock(const struct sbx_store *s, struct sbx_err *e)
 }
 
 static int fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
-    const char *exact, char ***ids, struct sbx_err *e);
+    const char *exact, const struct sbx_manifest *with, char ***ids, struct sbx_err *e);
 
 static void
 free_ids(char **ids, size_t n)
@@ -35,10 +35,12 @@ free_ids(char **ids, size_t n)
 	free(ids);
 }
 
-/* One child: the snapshot's manifest, a new ID, the snapshot as its root.
+/* One child: the caller's manifest (with) or else the snapshot's, a new ID,
+ * the snapshot as its root; provision holds it to the operator's policy.
  * Returns the child's ID (the caller frees it), or NULL. */
 static char *
-make_child(const struct sbx_store *s, const char *snap, const char *id, struct sbx_err *e)
+make_child(const struct sbx_store *s, const char *snap, const char *id,
+    const struct sbx_manifest *with, struct sbx_err *e)
 {
 	struct sbx_snapshot sn;
 	struct sbx_manifest *m;
@@ -48,6 +50,13 @@ make_child(const struct sbx_store *s, const char *snap, const char *id, struct s
 	if (sbx_snapshot_load(s, snap, &sn, e) == -1)
 		return NULL;
 	m = &sn.manifest;
+	if (with != NULL) {
+		sbx_manifest_free(m);
+		if (sbx_manifest_copy(with, m, e) == -1) {
+			sbx_snapshot_free(&sn);
+			return NULL;
+		}
+	}
 	free(m->rootfs);
 	free(m->sandbox_id);
 	m->sandbox_id = NULL;
@@ -62,28 +71,48 @@ make_child(const struct sbx_store *s, const char *snap, const char *id, struct s
 	return out;
 }
 
-int
-sbx_fork(const struct sbx_store *s, const char *src, long n, const char *prefix,
-    char ***ids, struct sbx_err *e)
+/* A caller's manifest for children: the snapshot is their root, each has its own ID. */
+static int
+check_with(const struct sbx_manifest *with, struct sbx_err *e)
 {
-	return fork_n(s, src, n, prefix, NULL, ids, e);
+	if (with == NULL)
+		return 0;
+	if (with->rootfs != NULL)
+		return sbx_err_set(e, SBX_EX_DATAERR, "--manifest: rootfs is the snapshot; leave "
+		    "rootfs out");
+	if (with->sandbox_id != NULL)
+		return sbx_err_set(e, SBX_EX_DATAERR, "--manifest: each child gets its own ID; "
+		    "leave sandbox_id out (--id names them)");
+	return 0;
 }
 
 int
-sbx_restore(const struct sbx_store *s, const char *snap, const char *id, char ***ids,
-    struct sbx_err *e)
+sbx_fork(const struct sbx_store *s, const char *src, long n, const char *prefix,
+    const struct sbx_manifest *with, char ***ids, struct sbx_err *e)
 {
-	if (sbx_id_check(snap, e) == -1 || (id && sbx_id_check(id, e) == -1))
+	*ids = NULL;
+	if (check_with(with, e) == -1)
+		return -1;
+	return fork_n(s, src, n, prefix, NULL, with, ids, e);
+}
+
+int
+sbx_restore(const struct sbx_store *s, const char *snap, const char *id,
+    const struct sbx_manifest *with, char ***ids, struct sbx_err *e)
+{
+	*ids = NULL;
+	if (sbx_id_check(snap, e) == -1 || (id && sbx_id_check(id, e) == -1) ||
+	    check_with(with, e) == -1)
 		return -1;
 	if (!sbx_snapshot_exists(s, snap))
 		return sbx_err_set(e, SBX_EX_NOINPUT, "no such snapshot");
-	return fork_n(s, snap, 1, NULL, id, ids, e);
+	return fork_n(s, snap, 1, NULL, id, with, ids, e);
 }
 
 /* n children of src named prefix-K, or the one child named exact, or fresh IDs. */
 static int
 fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
-    const char *exact, char ***ids, struct sbx_err *e)
+    const char *exact, const struct sbx_manifest *with, char ***ids, struct sbx_err *e)
 {
 	char snap[SBX_ID_MAX + 1], id[SBX_ID_MAX + 1], **kids = NULL, detail[256];
 	struct sbx_snapshot sn;
@@ -165,7 +194,7 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 		} else {
 			made_now[k] = 1;
 		}
-		if (((*ids)[k] = make_child(s, snap, want, e)) == NULL)
+		if (((*ids)[k] = make_child(s, snap, want, with, e)) == NULL)
 			goto out;
 		made++;
 		sbx_crash_point("fork-child");

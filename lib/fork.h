@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "id.h"
+#include "manifest.h"
 #include "state.h"
 
 /*
@@ -17,14 +18,17 @@
  * of a live source PREFIX-base; those that exist already are returned, not
  * made again (a retried fork). More live children than the snapshot's
  * fork.max_fork_factor is exit 75. On failure the children made are
- * destroyed. *ids gets n IDs (caller frees each and the array).
+ * destroyed. *ids gets n IDs (caller frees each and the array). The children
+ * get the manifest with (no rootfs, no sandbox_id) when given, else the
+ * snapshot's, which came with the snapshot and so is held to the operator's
+ * policy like any other (provision does that).
  */
 int sbx_fork(const struct sbx_store *s, const char *src, long n, const char *prefix,
-    char ***ids, struct sbx_err *e);
+    const struct sbx_manifest *with, char ***ids, struct sbx_err *e);
 /* One sandbox from snapshot snap, named id (NULL: a fresh ID; an existing
  * sandbox of that ID is returned). *ids gets the one ID. */
-int sbx_restore(const struct sbx_store *s, const char *snap, const char *id, char ***ids,
-    struct sbx_err *e);
+int sbx_restore(const struct sbx_store *s, const char *snap, const char *id,
+    const struct sbx_manifest *with, char ***ids, struct sbx_err *e);
 /*
  * The merge step: snapshot winner (a sandbox made from a snapshot) as the new
  * head of its lineage, destroy the other live sandboxes made from the same

@@ -311,6 +311,7 @@ static const struct field rt_fields[] = {
 	{ "relay_start_ticks", F_INT, RT(relay_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
 	{ "egress_pins", F_STRV, RT(egress_pins), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "skeleton", F_STR, RT(skeleton), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "seccomp_digest", F_STR, RT(seccomp_digest), 0, 0, NULL, NULL, NULL, 0, 0 },
 	END
 };
 
@@ -471,12 +472,29 @@ sbx_strv_free(struct sbx_strv *sv)
 }
 
 static int
+get_bool(struct ctx *c, const struct sbx_node *n, const char *key, int *out)
+{
+	if (want(c, n, SBX_SCALAR, key) == -1)
+		return -1;
+	if (n->plain && strcmp(n->str, "true") == 0)
+		*out = 1;
+	else if (n->plain && strcmp(n->str, "false") == 0)
+		*out = 0;
+	else
+		return nerr(c, n, "%s: expected true or false, not '%.40s'", key, n->str);
+	return 0;
+}
+
+static int
 parse_mounts(struct ctx *c, const struct sbx_node *n, struct sbx_manifest *m)
 {
 	size_t i, j, k;
 
 	if (want(c, n, SBX_SEQ, "filesystem_mounts") == -1)
 		return -1;
+	if (n->n > SBX_MAX_MOUNTS)
+		return nerr(c, n, "filesystem_mounts: %zu entries, more than %d", n->n,
+		    SBX_MAX_MOUNTS);
 	if ((m->mounts = calloc(n->n + 1, sizeof *m->mounts)) == NULL)
 		return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
 	for (i = 0; i < n->n; i++) {
@@ -484,6 +502,7 @@ parse_mounts(struct ctx *c, const struct sbx_node *n, struct sbx_manifest *m)
 		struct sbx_mount *mt = &m->mounts[i];
 
 		m->n_mounts = i + 1;
+		mt->idmap = -1;
 		if (want(c, it, SBX_MAP, "filesystem_mounts entry") == -1)
 			return -1;
 		for (j = 0; j < it->n; j += 2) {
@@ -497,9 +516,11 @@ parse_mounts(struct ctx *c, const struct sbx_node *n, struct sbx_manifest *m)
 				r = get_str(c, v, "guest", NULL, check_guest_path, &mt->guest);
 			else if (strcmp(key, "mode") == 0)
 				r = get_str(c, v, "mode", modes, NULL, &mt->mode);
+			else if (strcmp(key, "idmap") == 0)
+				r = get_bool(c, v, "idmap", &mt->idmap);
 			else
 				r = nerr(c, it->kids[j], "filesystem_mounts: unknown key '%.80s' "
-				    "(known: host, guest, mode)", key);
+				    "(known: host, guest, mode, idmap)", key);
 			if (r == -1)
 				return -1;
 		}
@@ -621,15 +642,7 @@ parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, stru
 		*AT(base, f->off, double) = d;
 		return 0;
 	case F_BOOL:
-		if (want(c, v, SBX_SCALAR, f->key) == -1)
-			return -1;
-		if (v->plain && strcmp(v->str, "true") == 0)
-			*AT(base, f->off, int) = 1;
-		else if (v->plain && strcmp(v->str, "false") == 0)
-			*AT(base, f->off, int) = 0;
-		else
-			return nerr(c, v, "%s: expected true or false, not '%.40s'", f->key, v->str);
-		return 0;
+		return get_bool(c, v, f->key, AT(base, f->off, int));
 	case F_MAP:
 		if (f->present_off)
 			*AT(m, f->present_off, int) = 1;
@@ -754,7 +767,8 @@ sbx_manifest_strip_state(struct sbx_manifest *m)
 	m->rt.rootless = m->rt.one_shot = 0;
 	free(m->rt.net_addr);
 	free(m->rt.skeleton);
-	m->rt.net_addr = m->rt.skeleton = NULL;
+	free(m->rt.seccomp_digest);
+	m->rt.net_addr = m->rt.skeleton = m->rt.seccomp_digest = NULL;
 	m->rt.relay_pid = m->rt.relay_start_ticks = SBX_UNSET_INT;
 	sbx_strv_free(&m->rt.egress_pins);
 }
@@ -907,6 +921,8 @@ set_default(char **s, const char *v)
 int
 sbx_manifest_defaults(struct sbx_manifest *m, struct sbx_err *e)
 {
+	size_t i;
+
 	if (set_default(&m->trust, "untrusted") == -1 ||
 	    set_default(&m->isolation_level, "namespace") == -1 ||
 	    set_default(&m->rootfs, "host") == -1 ||
@@ -929,7 +945,7 @@ sbx_manifest_defaults(struct sbx_manifest *m, struct sbx_err *e)
 	if (m->res.memory_soft_pct == SBX_UNSET_INT)
 		m->res.memory_soft_pct = 80;
 	if (m->res.max_wall_clock_s == SBX_UNSET_INT)
-		m->res.max_wall_clock_s = 3600;
+		m->res.max_wall_clock_s = 300;
 	if (m->read_only_root == -1)
 		m->read_only_root = 1;
 	/* Asking for periodic or before-destroy snapshots turns them on;
@@ -948,6 +964,10 @@ sbx_manifest_defaults(struct sbx_manifest *m, struct sbx_err *e)
 		m->security.no_new_privileges = 1;
 	if (m->security.landlock == -1)
 		m->security.landlock = 1;
+	/* A workspace the sandbox writes is its owner's: mapped, unless told not. */
+	for (i = 0; i < m->n_mounts; i++)
+		if (m->mounts[i].idmap == -1)
+			m->mounts[i].idmap = strcmp(m->mounts[i].mode, "rw") == 0;
 	return 0;
 }
 
@@ -1009,6 +1029,8 @@ tree_field(const struct sbx_manifest *m, const struct field *f)
 			sbx_node_add(it, "host", sbx_node_str(m->mounts[i].host));
 			sbx_node_add(it, "guest", sbx_node_str(m->mounts[i].guest));
 			sbx_node_add(it, "mode", sbx_node_str(m->mounts[i].mode));
+			if (m->mounts[i].idmap != -1)
+				sbx_node_add(it, "idmap", sbx_node_bool(m->mounts[i].idmap));
 			sbx_node_add(n, NULL, it);
 		}
 		return n;
@@ -1057,6 +1079,20 @@ struct sbx_node *
 sbx_manifest_tree(const struct sbx_manifest *m)
 {
 	return tree_map(m, top_fields);
+}
+
+int
+sbx_manifest_copy(const struct sbx_manifest *m, struct sbx_manifest *out, struct sbx_err *e)
+{
+	struct sbx_node *t;
+	int r;
+
+	sbx_manifest_init(out);
+	if ((t = sbx_manifest_tree(m)) == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	r = sbx_manifest_from_node("manifest", t, out, e);
+	sbx_node_free(t);
+	return r;
 }
 
 int

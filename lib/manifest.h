@@ -15,6 +15,7 @@
 #include "error.h"
 
 #define SBX_UNSET_INT LLONG_MIN
+#define SBX_MAX_MOUNTS 64          /* filesystem_mounts entries */
 
 struct sbx_strv {
 	char **v;
@@ -27,6 +28,7 @@ void sbx_strv_free(struct sbx_strv *sv);
 
 struct sbx_mount {
 	char *host, *guest, *mode;  /* mode: "ro" | "rw" */
+	int idmap;                  /* the host owner's files are the sandbox user's; -1 unset */
 };
 
 struct sbx_tmpfs {
@@ -82,6 +84,7 @@ struct sbx_runtime {
 	long long relay_pid, relay_start_ticks;
 	struct sbx_strv egress_pins;  /* "NAME ADDRESS": host names as resolved at provision */
 	char *skeleton;               /* rootfs host: the shared skeleton below its own lower */
+	char *seccomp_digest;         /* security.seccomp PATH: "sha256:HEX" of the program kept */
 };
 
 struct sbx_manifest {
@@ -125,6 +128,8 @@ void sbx_manifest_init(struct sbx_manifest *m);
 void sbx_manifest_free(struct sbx_manifest *m);
 /* Drop the state-document keys (a state document fed back as a manifest). */
 void sbx_manifest_strip_state(struct sbx_manifest *m);
+/* A deep copy of m (through its document tree). */
+int sbx_manifest_copy(const struct sbx_manifest *m, struct sbx_manifest *out, struct sbx_err *e);
 /* The document tree of m, state keys included when set. */
 struct sbx_node *sbx_manifest_tree(const struct sbx_manifest *m);
 int sbx_manifest_emit(FILE *f, const struct sbx_manifest *m, enum sbx_format fmt);

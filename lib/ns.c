@@ -26,16 +26,19 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "caps.h"
 #include "cgroup.h"
 #include "driver.h"
 #include "landlock.h"
 #include "net.h"
+#include "policy.h"
 #include "pty.h"
 #include "quota.h"
 #include "rootfs.h"
 #include "seccomp_profile.h"
+#include "sha256.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -69,8 +72,6 @@ ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 	    m->security.landlock))
 		return sbx_err_set(e, SBX_EX_DATAERR, "security.no_new_privileges: false needs "
 		    "seccomp: unconfined and landlock: false (both require no_new_privs)");
-	if (sbx_seccomp_check(m->security.seccomp, e) == -1)
-		return sbx_err_prefix(e, "security.seccomp");
 	if (sbx_user_parse(m->user, &uid, &gid) == -1)
 		return sbx_err_set(e, SBX_EX_DATAERR, "user '%s' is not UID:GID", m->user);
 	if (s->rootless && (uid != 0 || gid != 0))
@@ -205,17 +206,71 @@ struct init_msg {
 	struct sbx_err err;
 };
 
-/* PID 1 of the sandbox: reap whatever is orphaned to us, forever. */
-static void __attribute__((noreturn))
-init_loop(void)
+/*
+ * Once set up, init needs nothing but to wait: no capability, no system call
+ * but those of its loop. Whatever reaches it (its memory through /proc of a
+ * rootless sandbox, whose init must stay open to the caller's setns) can do
+ * no more there than the sandbox's own processes; a call outside the list
+ * kills it, and the sandbox with it.
+ */
+static int
+confine_init(struct sbx_err *e)
 {
-	sigset_t all, chld;
+	if (sbx_caps_drop_all(e) == -1 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "confine init");
+	return sbx_seccomp_load_waiter(e);
+}
+
+/* The realtime second the sandbox expires (expires_at), or 0. */
+static double
+deadline_of(const struct sbx_manifest *m)
+{
+	double t;
+
+	return m->expires_at && sbx_time_parse(m->expires_at, &t) == 0 ? t : 0;
+}
+
+/*
+ * PID 1 of the sandbox: reap whatever is orphaned to us until the sandbox's
+ * lifetime ends, then leave, which ends every process of the PID namespace:
+ * the deadline holds even with no watchdog (a second line behind it).
+ */
+static void __attribute__((noreturn))
+init_loop(double deadline)
+{
+	struct timespec ts, now;
+	sigset_t chld;
+	double left;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (deadline <= 0) {
+			sigtimedwait(&chld, NULL, NULL);
+			continue;
+		}
+		clock_gettime(CLOCK_REALTIME, &now);
+		left = deadline - ((double)now.tv_sec + now.tv_nsec / 1e9);
+		if (left <= 0)
+			_exit(0);
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+		sigtimedwait(&chld, NULL, &ts);
+	}
+}
+
+/* Init's last set-up: no stdio or descriptor of the caller's, its name, its confinement. */
+static int
+init_settle(const struct sbx_manifest *m, struct sbx_err *e)
+{
+	char title[SBX_ID_MAX + 16];
+	sigset_t all;
 	int fd;
 
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
 	/* Never keep the caller's stdio: a pipe held open would hang `$(sbx-provision)`. */
 	if ((fd = open("/dev/null", O_RDWR)) != -1) {
 		dup2(fd, 0);
@@ -228,20 +283,19 @@ init_loop(void)
 		close(1);
 		close(2);
 	}
-	syscall(SYS_close_range, 3, ~0U, 0);
-	prctl(PR_SET_NAME, "sbx-init", 0, 0, 0);
-	for (;;) {
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
-		sigwaitinfo(&chld, NULL);
-	}
+	snprintf(title, sizeof title, "sbx-init %s", m->sandbox_id);
+	sbx_proc_title(title);
+	return confine_init(e);
 }
 
-/* The go-ahead for init, with the ID-mapped layers and skeleton (SCM_RIGHTS). */
+#define GO_FDS (SBX_MAX_LAYERS + 1 + SBX_MAX_MOUNTS)
+
+/* The go-ahead for init, with the ID-mapped layers, skeleton and mount
+ * sources (SCM_RIGHTS). */
 static int
 send_go(int sock, const int *fds, size_t n)
 {
-	char c = 'g', buf[CMSG_SPACE(sizeof(int) * (SBX_MAX_LAYERS + 1))];
+	char c = 'g', buf[CMSG_SPACE(sizeof(int) * GO_FDS)];
 	struct iovec iov = { &c, 1 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *cm;
@@ -263,7 +317,7 @@ send_go(int sock, const int *fds, size_t n)
 static int
 recv_go(int sock, int *fds, size_t n)
 {
-	char c, buf[CMSG_SPACE(sizeof(int) * (SBX_MAX_LAYERS + 1))];
+	char c, buf[CMSG_SPACE(sizeof(int) * GO_FDS)];
 	struct iovec iov = { &c, 1 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
 		.msg_controllen = sizeof buf };
@@ -318,25 +372,157 @@ idmapped_layers(pid_t pid, const struct sbx_lowers *lw, int *fds, struct sbx_err
 	return (int)n;
 }
 
+/* Mounts mapped to their owner, which the host makes (a sandbox with a range of IDs). */
+static int
+mapped_source(const struct sbx_manifest *m, size_t i)
+{
+	return !m->rt.rootless && m->mounts[i].idmap == 1;
+}
+
+/*
+ * A user namespace that maps host ID from (the owner of a mount's files) to
+ * host ID to (the sandbox user's), the one pair: an ID-mapped mount made with
+ * it shows from's files as the sandbox user's, and what the sandbox makes
+ * there lands owned by from. A child holds the namespace while we map it.
+ */
+static int
+pair_userns(unsigned uid_from, unsigned uid_to, unsigned gid_from, unsigned gid_to,
+    struct sbx_err *e)
+{
+	char p[64], v[64], c;
+	int hold[2], fd = -1;
+	pid_t pid;
+
+	if (pipe2(hold, O_CLOEXEC) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
+	if ((pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0)) == 0) {
+		close(hold[1]);
+		(void)!read(hold[0], &c, 1);
+		_exit(0);
+	}
+	close(hold[0]);
+	if (pid == -1) {
+		close(hold[1]);
+		return sbx_err_sys(e, SBX_EX_OSERR, "user namespace for an ID-mapped mount");
+	}
+	snprintf(p, sizeof p, "/proc/%d/uid_map", (int)pid);
+	snprintf(v, sizeof v, "%u %u 1\n", uid_from, uid_to);
+	if (sbx_write_str(p, v) == 0) {
+		snprintf(p, sizeof p, "/proc/%d/gid_map", (int)pid);
+		snprintf(v, sizeof v, "%u %u 1\n", gid_from, gid_to);
+		if (sbx_write_str(p, v) == 0) {
+			snprintf(p, sizeof p, "/proc/%d/ns/user", (int)pid);
+			fd = open(p, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	if (fd == -1)
+		sbx_err_sys(e, SBX_EX_OSERR, "user namespace for an ID-mapped mount");
+	close(hold[1]);
+	waitpid(pid, NULL, 0);
+	return fd;
+}
+
+/*
+ * A filesystem_mounts entry with idmap: a detached tree of the host path,
+ * ID-mapped so that the directory's owner is the manifest's user inside
+ * (sbx-manifest(5)), read-only unless rw, never suid or dev.
+ */
+static int
+idmapped_source(const struct sbx_store *s, const struct sbx_manifest *m, size_t i,
+    struct sbx_err *e)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID |
+		MOUNT_ATTR_NODEV };
+	char what[1100];
+	unsigned uid, gid;
+	struct stat st;
+	int path, uns = -1, tree = -1;
+
+	sbx_user_parse(m->user, &uid, &gid);
+	snprintf(what, sizeof what, "filesystem_mounts: host %s", m->mounts[i].host);
+	if ((path = (int)syscall(SYS_openat2, AT_FDCWD, m->mounts[i].host, &how,
+	    sizeof how)) == -1) {
+		if (errno == ELOOP)
+			return sbx_err_set(e, SBX_EX_DATAERR, "%s: the path goes through a symbolic "
+			    "link; name the real path", what);
+		return sbx_err_sys(e, 0, "%s", what);
+	}
+	if (sbx_policy_never_fd(s, path, m->mounts[i].host, what, e) == -1 ||
+	    fstat(path, &st) == -1 ||
+	    (uns = pair_userns((unsigned)st.st_uid, (unsigned)m->rt.uid_base + uid,
+	    (unsigned)st.st_gid, (unsigned)m->rt.gid_base + gid, e)) == -1)
+		goto out;
+	attr.userns_fd = (unsigned)uns;
+	if (strcmp(m->mounts[i].mode, "rw") != 0)
+		attr.attr_set |= MOUNT_ATTR_RDONLY;
+	if ((tree = open_tree(path, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+	    AT_RECURSIVE)) == -1 ||
+	    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == -1) {
+		sbx_err_sys(e, errno == EINVAL ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "%s: an "
+		    "ID-mapped mount%s", what, errno == EINVAL ? " (its filesystem cannot map IDs; "
+		    "set idmap: false)" : "");
+		if (tree != -1)
+			close(tree);
+		tree = -1;
+	}
+out:
+	if (uns != -1)
+		close(uns);
+	close(path);
+	return tree;
+}
+
+/* Every entry with idmap (idmapped_source); fds[i] is -1 for the others. */
+static int
+idmapped_sources(const struct sbx_store *s, const struct sbx_manifest *m, int *fds,
+    struct sbx_err *e)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_mounts; i++)
+		fds[i] = -1;
+	for (i = 0; i < m->n_mounts; i++)
+		if (mapped_source(m, i) && (fds[i] = idmapped_source(s, m, i, e)) == -1) {
+			while (i-- > 0)
+				if (fds[i] != -1)
+					close(fds[i]);
+			return -1;
+		}
+	return 0;
+}
+
 static void __attribute__((noreturn))
 init_main(const struct sbx_store *s, const struct sbx_manifest *m,
     const struct sbx_lowers *lw, int go, int status, const int *cgfds)
 {
 	struct init_msg msg = { 0 };
 	struct sbx_rootfs_fds f;
-	int layerfds[SBX_MAX_LAYERS + 1], i;
+	int fds[GO_FDS], srcfds[SBX_MAX_MOUNTS];
 	int mapped = !m->rt.rootless && (lw->n > 0 || lw->skel != NULL);
+	size_t nl = mapped ? lw->n + (lw->skel != NULL) : 0, ns = 0, i;
 
-	if (recv_go(go, layerfds, mapped ? lw->n + (lw->skel != NULL) : 0) == -1)
+	/* Closed to the sandbox's processes (/proc/1/mem, fd, environ), where the
+	 * runs' setns allows it: the host's root reaches it anyway, a rootless
+	 * caller only while it is dumpable (init_settle confines it instead). */
+	if (!m->rt.rootless)
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	for (i = 0; i < m->n_mounts; i++)
+		ns += mapped_source(m, i);
+	memset(fds, -1, sizeof fds);
+	if (recv_go(go, fds, nl + ns) == -1)
 		_exit(1);
 	close(go);
+	for (i = 0, ns = 0; i < m->n_mounts; i++)
+		srcfds[i] = mapped_source(m, i) ? fds[nl + ns++] : -1;
 	/* Into the sandbox's cgroup, by ourselves (see sbx_cgroup_open_join). */
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		if (cgfds[i] != -1 && (sbx_write_all(cgfds[i], "0", 1) == -1 || close(cgfds[i]))) {
 			sbx_err_sys(&msg.err, SBX_EX_OSERR, "join the sandbox's cgroup");
 			goto fail;
 		}
-	if (sbx_rootfs_open(s, m, lw, mapped ? layerfds : NULL, &f, &msg.err) == -1)
+	if (sbx_rootfs_open(s, m, lw, mapped ? fds : NULL, srcfds, &f, &msg.err) == -1)
 		goto fail;
 	/* Our host ID is unmapped here until we take the sandbox's root. */
 	if (setresgid(0, 0, 0) == -1 || setresuid(0, 0, 0) == -1) {
@@ -356,11 +542,13 @@ init_main(const struct sbx_store *s, const struct sbx_manifest *m,
 		goto fail;
 	sbx_rootfs_fds_close(&f);
 	setsid();
+	if (init_settle(m, &msg.err) == -1)
+		goto fail;
 	msg.ok = 1;
 	if (sbx_write_all(status, &msg, sizeof msg) == -1)
 		_exit(1);
-	close(status);
-	init_loop();
+	syscall(SYS_close_range, 3, ~0U, 0);
+	init_loop(deadline_of(m));
 fail:
 	sbx_write_all(status, &msg, sizeof msg);
 	_exit(1);
@@ -392,8 +580,73 @@ cgroup_of(const struct sbx_manifest *m, struct sbx_cg_host *h, struct sbx_cgroup
 	return 1;
 }
 
+/*
+ * security.seccomp PATH: the file is compiled once, now, and the program kept
+ * in the sandbox's directory with its digest in the state. Runs load that
+ * program: an edit of the file later changes no live sandbox.
+ */
+static int
+keep_filter(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
+{
+	struct sbx_seccomp_prog p;
+	char path[1200], hex[65];
+	int r;
+
+	if (m->security.seccomp[0] != '/')
+		return 0;
+	if (sbx_seccomp_compile_file(m->security.seccomp, &p, e) == -1)
+		return sbx_err_prefix(e, "security.seccomp");
+	sbx_sha256_hex(p.code, p.len, hex);
+	r = sbx_store_path(s, m->sandbox_id, "seccomp.bpf", path, sizeof path, e) == -1 ||
+	    sbx_write_atomic(path, p.code, p.len, 0600, e) == -1 ? -1 : 0;
+	free(p.code);
+	if (r == 0 && asprintf(&m->rt.seccomp_digest, "sha256:%s", hex) == -1) {
+		m->rt.seccomp_digest = NULL;
+		r = sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	}
+	return r;
+}
+
+/* The program keep_filter kept, unless it changed since. */
+static int
+kept_filter(const struct sbx_store *s, const struct sbx_manifest *m,
+    struct sbx_seccomp_prog *p, struct sbx_err *e)
+{
+	char path[1200], hex[65];
+
+	if (sbx_store_path(s, m->sandbox_id, "seccomp.bpf", path, sizeof path, e) == -1 ||
+	    sbx_seccomp_read(path, p, e) == -1)
+		return -1;
+	sbx_sha256_hex(p->code, p->len, hex);
+	if (m->rt.seccomp_digest == NULL || strncmp(m->rt.seccomp_digest, "sha256:", 7) != 0 ||
+	    strcmp(m->rt.seccomp_digest + 7, hex) != 0) {
+		free(p->code);
+		p->code = NULL;
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "%s: the sandbox's seccomp program does not "
+		    "match its digest (%s)", path, m->rt.seccomp_digest ? m->rt.seccomp_digest :
+		    "none recorded");
+	}
+	return 0;
+}
+
 static int ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m,
     struct sbx_err *e);
+
+/*
+ * The memory limit's OOM killer takes the runs' processes, never init, whose
+ * end would be the sandbox's: every run volunteers (oom_score_adj 1000, in
+ * run_child), and where the host's root may (CAP_SYS_RESOURCE) init is exempt.
+ */
+static void
+protect_init(pid_t pid, const struct sbx_manifest *m)
+{
+	char p[64];
+
+	if (m->rt.rootless)
+		return;
+	snprintf(p, sizeof p, "/proc/%d/oom_score_adj", (int)pid);
+	(void)sbx_write_str(p, "-1000");
+}
 
 static int
 ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
@@ -404,7 +657,8 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	struct init_msg msg;
 	struct sbx_lowers lw;
 	char spec[4096];
-	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0, layerfds[SBX_MAX_LAYERS + 1];
+	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0, fds[GO_FDS];
+	int srcs[SBX_MAX_MOUNTS];
 	int cgfds[SBX_CG_NCTRL];
 	size_t nfds = 0, i;
 	pid_t pid = -1;
@@ -413,7 +667,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	m->has_rt = 1;
 	m->rt.rootless = s->rootless;
 	memset(&lw, 0, sizeof lw);
-	memset(layerfds, -1, sizeof layerfds);
+	memset(fds, -1, sizeof fds);
 	memset(cgfds, -1, sizeof cgfds);
 	if (sbx_net_prepare(m, e) == -1 || pick_ids(s, m, e) == -1 ||
 	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, &lw, e) == -1) {
@@ -423,6 +677,10 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	if (lw.skel != NULL && (m->rt.skeleton = strdup(strrchr(lw.skel, '/') + 1)) == NULL) {
 		sbx_lowers_free(&lw);
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	}
+	if (keep_filter(s, m, e) == -1) {
+		sbx_lowers_free(&lw);
+		return -1;
 	}
 	/* cgroups: limits need them; without them runs are counted by rusage. */
 	if (sbx_cgroup_host(&h, e) == 0 && sbx_cgroup_create(&h, s->group, m->sandbox_id, &cg, e) == 0) {
@@ -485,23 +743,31 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	sbx_crash_point("create-cloned");
 	if (write_maps(pid, m, e) == -1)
 		goto fail;
+	protect_init(pid, m);
 	/* The network is in place before init goes on to run anything. */
 	if (sbx_net_create(s, m, pid, e) == -1)
 		goto fail;
 	sbx_crash_point("create-network");
 	if (!m->rt.rootless && (lw.n > 0 || lw.skel != NULL)) {
-		int k = idmapped_layers(pid, &lw, layerfds, e);
+		int k = idmapped_layers(pid, &lw, fds, e);
 
 		if (k == -1)
 			goto fail;
 		nfds = (size_t)k;
 	}
-	if (send_go(go[1], layerfds, nfds) == -1) {
+	if (!m->rt.rootless) {
+		if (idmapped_sources(s, m, srcs, e) == -1)
+			goto fail;
+		for (i = 0; i < m->n_mounts; i++)
+			if (srcs[i] != -1)
+				fds[nfds++] = srcs[i];
+	}
+	if (send_go(go[1], fds, nfds) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "start init");
 		goto fail;
 	}
 	for (i = 0; i < nfds; i++)
-		close(layerfds[i]);
+		close(fds[i]);
 	nfds = 0;
 	n = read(st[0], &msg, sizeof msg);
 	if (n != (ssize_t)sizeof msg || !msg.ok) {
@@ -518,7 +784,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	return 0;
 fail:
 	for (i = 0; i < nfds; i++)
-		close(layerfds[i]);
+		close(fds[i]);
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		if (cgfds[i] != -1)
 			close(cgfds[i]);
@@ -701,6 +967,8 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "chdir /");
 		goto fail;
 	}
+	/* Tests hold a run here: in the sandbox's namespaces, not confined yet. */
+	sbx_pause_point("run-joined");
 	/* A session of its own: with no controlling terminal, the command cannot
 	 * TIOCSTI into the caller's terminal even where seccomp would let it. */
 	if (x->tty) {
@@ -718,8 +986,10 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 		goto fail;
 	}
 	/* No core dumps (they would land in the sandbox's layer, or leak memory to
-	 * a host handler); open files bounded. */
+	 * a host handler); open files bounded; the first to go when memory runs
+	 * out, before init (protect_init). */
 	setrlimit(RLIMIT_CORE, &core0);
+	(void)sbx_write_str("/proc/self/oom_score_adj", "1000");
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
 		if (nofile.rlim_max > SBX_NOFILE_MAX)
 			nofile.rlim_max = SBX_NOFILE_MAX;
@@ -756,6 +1026,12 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 			goto fail;
 		}
 		close(gofd);
+	}
+	/* Nothing of the caller's but stdio crosses: whatever else it left open
+	 * (a file, a directory of the host) closes with the exec. */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
+		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "close the caller's descriptors");
+		goto fail;
 	}
 	environ = env;
 	execvp(x->argv[0], x->argv);
@@ -858,6 +1134,50 @@ open_init(const struct sbx_manifest *m, struct sbx_err *e)
 	return fd;
 }
 
+/* A terminal of the caller's that is no session's controlling terminal: the
+ * command, a session leader, could take it with TIOCSCTTY. */
+static int
+stray_terminal(void)
+{
+	pid_t sid;
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if (isatty(fd) && ioctl(fd, TIOCGSID, &sid) == -1 && errno == ENOTTY)
+			return 1;
+	return 0;
+}
+
+/* The run's seccomp program: the profile (compiled once per state root), and
+ * before it the guard this sandbox and this run need (sbx_seccomp_guard). */
+static int
+run_filter(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
+    struct sbx_seccomp_prog *prog, struct sbx_err *e)
+{
+	struct sbx_seccomp_prog profile = { NULL, 0 };
+	unsigned flags = 0;
+	size_t i;
+	int r;
+
+	if ((m->security.seccomp[0] == '/' ? kept_filter(s, m, &profile, e) :
+	    sbx_seccomp_program(s, m->security.seccomp, &profile, e)) == -1) {
+		e->code = SBX_EX_RUNFAIL;
+		return -1;
+	}
+	if (!host_network(m))
+		flags |= SBX_GUARD_NO_VSOCK;
+	for (i = 0; i < m->n_mounts; i++)
+		if (strcmp(m->mounts[i].mode, "rw") == 0)
+			flags |= SBX_GUARD_NO_SETID;
+	if (!x->tty && stray_terminal())
+		flags |= SBX_GUARD_NO_CTTY;
+	r = sbx_seccomp_guard(&profile, flags, prog, e);
+	free(profile.code);
+	if (r == -1)
+		e->code = SBX_EX_RUNFAIL;
+	return r;
+}
+
 static int
 ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e)
@@ -908,10 +1228,8 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		have_net = 1;
 	}
 	/* Compiled once per state root, not in every run's child. */
-	if (sbx_seccomp_program(s, m->security.seccomp, &prog, e) == -1) {
-		e->code = SBX_EX_RUNFAIL;
+	if (run_filter(s, m, x, &prog, e) == -1)
 		goto out;
-	}
 	if (pipe2(errp, O_CLOEXEC) == -1 ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) == -1 ||
 	    (x->tty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)) {
@@ -921,6 +1239,14 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	sbx_time_rfc3339(stamp, sizeof stamp, time(NULL));
 	res->trace.start_time = strdup(stamp);
 	t0 = sbx_monotonic();
+	/*
+	 * The child is visible in the sandbox's PID namespace from its birth,
+	 * and holds our privileges, descriptors and executable until it has
+	 * confined itself and exec'd: non-dumpable, no process of the sandbox
+	 * (even one given CAP_SYS_PTRACE) can reach it through /proc meanwhile.
+	 * The exec makes the command dumpable again as its credentials allow.
+	 */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (m->rt.rootless) {
 		/* Without root, joining the PID namespace needs its user namespace
 		 * first, and there is no way back: a child of ours does both. */
@@ -953,6 +1279,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			goto out;
 		}
 	}
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	if (pid == -1) {
 		sbx_err_sys(e, SBX_EX_RUNFAIL, "fork");
 		goto out;
@@ -1092,6 +1419,11 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			res->trace.signal = WTERMSIG(status);
 		}
 	}
+	/* Init ends the sandbox at its deadline too (init_loop): a run it took
+	 * with it ran out of the lifetime as well. */
+	if (!expired && wall_clock && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
+	    deadline_of(m) > 0 && sbx_realtime() >= deadline_of(m))
+		expired = 1;
 	if (expired) {
 		res->status = 128 + SIGKILL;
 		res->trace.kill_reason = strdup("wall-clock");
@@ -1146,6 +1478,7 @@ restore:
 	sigaction(SIGHUP, &old_hup, NULL);
 	sigaction(SIGWINCH, &old_winch, NULL);
 out:
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	sbx_relay_counts_free(&net_before);
 	free(prog.code);
 	close(initfd);

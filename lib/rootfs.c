@@ -16,6 +16,7 @@
 
 #include "quota.h"
 #include "egress.h"
+#include "policy.h"
 #include "rootfs.h"
 #include "sha256.h"
 #include "snapshot.h"
@@ -360,6 +361,7 @@ own_lower_tmpfs(const struct sbx_manifest *m, struct sbx_err *e)
 	if ((fs = fsopen("tmpfs", FSOPEN_CLOEXEC)) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "tmpfs for the sandbox's own /etc");
 	if (fsconfig(fs, FSCONFIG_SET_STRING, "size", "256k", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "64", 0) == -1 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == -1 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
 	    (mfd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
@@ -565,6 +567,23 @@ out:
 	return r;
 }
 
+/* Attach a detached tree the host made (its attributes set there) at root/guest. */
+static int
+attach_into(int rootfd, int tree, const char *guest, struct sbx_err *e)
+{
+	struct stat st;
+	int dst, r = 0;
+
+	if (fstat(tree, &st) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "mount source for %s", guest);
+	if ((dst = open_beneath(rootfd, guest, S_ISDIR(st.st_mode), e)) == -1)
+		return -1;
+	if (move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == -1)
+		r = sbx_err_sys(e, SBX_EX_OSERR, "mount on %s", guest);
+	close(dst);
+	return r;
+}
+
 static int
 open_dir(const char *path, struct sbx_err *e)
 {
@@ -575,16 +594,20 @@ open_dir(const char *path, struct sbx_err *e)
 
 /* The sources of filesystem_mounts, one a descriptor. */
 static int
-open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *e)
+open_sources(const struct sbx_store *s, const struct sbx_manifest *m, int *fds,
+    const unsigned char *given, struct sbx_err *e)
 {
 	/* No symlink anywhere in a source's path: a sandbox that can write where
 	 * another sandbox's mount source lies must not turn it into a link to
 	 * the host's /etc. The operator names real paths. */
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	char what[1100];
 	size_t i;
 
 	for (i = 0; i < m->n_mounts; i++) {
+		if (given[i])
+			continue;   /* the host made it, and checked it */
 		fds[i] = (int)syscall(SYS_openat2, AT_FDCWD, m->mounts[i].host, &how, sizeof how);
 		if (fds[i] == -1) {
 			if (errno == ELOOP)
@@ -593,6 +616,10 @@ open_sources(const struct sbx_manifest *m, int *fds, struct sbx_err *e)
 				    m->mounts[i].host);
 			return sbx_err_sys(e, 0, "filesystem_mounts: host %s", m->mounts[i].host);
 		}
+		/* Again on what was opened: the policy judged a path, this is the object. */
+		snprintf(what, sizeof what, "filesystem_mounts: host %s", m->mounts[i].host);
+		if (sbx_policy_never_fd(s, fds[i], m->mounts[i].host, what, e) == -1)
+			return -1;
 	}
 	return 0;
 }
@@ -610,6 +637,7 @@ sbx_rootfs_fds_close(struct sbx_rootfs_fds *f)
 			close(f->src[i]);
 	free(f->layers);
 	free(f->src);
+	free(f->attach);
 	if (f->dir != -1) close(f->dir);
 	if (f->upper != -1) close(f->upper);
 	if (f->work != -1) close(f->work);
@@ -622,7 +650,8 @@ sbx_rootfs_fds_close(struct sbx_rootfs_fds *f)
 
 int
 sbx_rootfs_open(const struct sbx_store *s, const struct sbx_manifest *m,
-    const struct sbx_lowers *lw, int *layerfds, struct sbx_rootfs_fds *f, struct sbx_err *e)
+    const struct sbx_lowers *lw, int *layerfds, const int *srcfds, struct sbx_rootfs_fds *f,
+    struct sbx_err *e)
 {
 	char p[1200];
 	size_t i;
@@ -631,10 +660,14 @@ sbx_rootfs_open(const struct sbx_store *s, const struct sbx_manifest *m,
 	f->dir = f->upper = f->work = f->own_lower = f->base = f->skel = -1;
 	f->mapped = layerfds != NULL;
 	if ((f->layers = calloc(lw->n + 1, sizeof *f->layers)) == NULL ||
-	    (f->src = calloc(m->n_mounts + 1, sizeof *f->src)) == NULL) {
-		/* layerfds are ours from the call on, whatever happens */
+	    (f->src = calloc(m->n_mounts + 1, sizeof *f->src)) == NULL ||
+	    (f->attach = calloc(m->n_mounts + 1, 1)) == NULL) {
+		/* the given descriptors are ours from the call on, whatever happens */
 		for (i = 0; layerfds && i < lw->n + (lw->skel != NULL); i++)
 			close(layerfds[i]);
+		for (i = 0; i < m->n_mounts; i++)
+			if (srcfds[i] != -1)
+				close(srcfds[i]);
 		sbx_rootfs_fds_close(f);
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	}
@@ -644,15 +677,18 @@ sbx_rootfs_open(const struct sbx_store *s, const struct sbx_manifest *m,
 	f->n_layers = lw->n;
 	if (layerfds && lw->skel)
 		f->skel = layerfds[lw->n];
-	for (i = 0; i < m->n_mounts; i++)
-		f->src[i] = -1;
+	for (i = 0; i < m->n_mounts; i++) {
+		f->src[i] = srcfds[i];
+		f->attach[i] = srcfds[i] != -1;
+	}
 	f->n_src = m->n_mounts;
 	for (i = 0; !f->mapped && i < lw->n; i++)
 		if ((f->layers[i] = open_dir(lw->dirs[i], e)) == -1)
 			goto fail;
 	if (lw->skel && !f->mapped && (f->skel = open_dir(lw->skel, e)) == -1)
 		goto fail;
-	if (strcmp(lw->base, "host") != 0 && (f->base = open_dir(lw->base, e)) == -1)
+	if (strcmp(lw->base, "host") != 0 && ((f->base = open_dir(lw->base, e)) == -1 ||
+	    sbx_policy_never_fd(s, f->base, lw->base, "rootfs", e) == -1))
 		goto fail;
 	if (sbx_store_path(s, m->sandbox_id, NULL, p, sizeof p, e) == -1 ||
 	    (f->dir = open_dir(p, e)) == -1 ||
@@ -665,7 +701,7 @@ sbx_rootfs_open(const struct sbx_store *s, const struct sbx_manifest *m,
 	    (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
 	    (f->own_lower = open_dir(p, e)) == -1))
 		goto fail;
-	if (open_sources(m, f->src, e) == -1)
+	if (open_sources(s, m, f->src, f->attach, e) == -1)
 		goto fail;
 	return 0;
 fail:
@@ -689,6 +725,22 @@ mount_at(int rootfd, const char *guest, const char *fstype, unsigned long flags,
 	return r;
 }
 
+/*
+ * A scratch tmpfs of mb MiB, for everyone (1777). It bounds inodes too, not
+ * only bytes: each costs about 1 KiB of the host's kernel memory, and three
+ * million would be 3 GB of slab. One inode per 4 KiB of size, at least 1024,
+ * is room for many small files.
+ */
+static int
+mount_tmpfs(int rootfd, const char *guest, long long mb, struct sbx_err *e)
+{
+	char v[96];
+
+	snprintf(v, sizeof v, "mode=1777,size=%lldm,nr_inodes=%lld", mb,
+	    mb * 256 < 1024 ? 1024 : mb * 256);
+	return mount_at(rootfd, guest, "tmpfs", MS_NOSUID | MS_NODEV, v, e);
+}
+
 static int
 make_dev(int rootfd, struct sbx_err *e)
 {
@@ -700,7 +752,7 @@ make_dev(int rootfd, struct sbx_err *e)
 	char src[64], guest[64];
 	int devfd, i;
 
-	if (mount_at(rootfd, "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=1m", e) == -1)
+	if (mount_at(rootfd, "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=1m,nr_inodes=256", e) == -1)
 		return -1;
 	for (i = 0; nodes[i]; i++) {
 		snprintf(src, sizeof src, "/dev/%s", nodes[i]);
@@ -711,7 +763,7 @@ make_dev(int rootfd, struct sbx_err *e)
 	}
 	if (mount_at(rootfd, "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
 	    "newinstance,ptmxmode=0666,mode=620", e) == -1 ||
-	    mount_at(rootfd, "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m", e) == -1)
+	    mount_tmpfs(rootfd, "/dev/shm", 64, e) == -1)
 		return -1;
 	if ((devfd = open_beneath(rootfd, "/dev", 1, e)) == -1)
 		return -1;
@@ -725,6 +777,67 @@ make_dev(int rootfd, struct sbx_err *e)
 		}
 	close(devfd);
 	return 0;
+}
+
+/*
+ * What /proc would give away of the host (its boot line, kernel config and
+ * memory, keys, timers, devices, host-wide pressure): covered with an empty
+ * read-only file or directory. Docker's list and more; sbx(7) says what stays.
+ */
+static const char *const proc_masked[] = { "kcore", "keys", "key-users", "timer_list",
+	"timer_stats", "sched_debug", "latency_stats", "cmdline", "config.gz", "kallsyms",
+	"acpi", "asound", "scsi", "pressure", "driver", NULL };
+
+static int
+mask_proc(int rootfd, struct sbx_err *e)
+{
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+		MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+	int fs, mask = -1, proc = -1, fd, tree, r = -1, i;
+	struct stat st;
+
+	if ((fs = fsopen("tmpfs", FSOPEN_CLOEXEC)) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "4", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0555", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
+	    (mask = fsmount(fs, FSMOUNT_CLOEXEC, 0)) == -1 ||
+	    mkdirat(mask, "d", 0555) == -1 ||
+	    (fd = openat(mask, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444)) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "the mask for /proc");
+		goto out;
+	}
+	close(fd);
+	if (mount_setattr(mask, "", AT_EMPTY_PATH, &ro, sizeof ro) == -1 ||
+	    (proc = openat(rootfd, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "the mask for /proc");
+		goto out;
+	}
+	for (i = 0; proc_masked[i]; i++) {
+		if ((fd = openat(proc, proc_masked[i], O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			continue;    /* this kernel has none */
+		tree = fstat(fd, &st) == -1 ? -1 : open_tree(mask, S_ISDIR(st.st_mode) ? "d" : "f",
+		    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (tree == -1 || move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH |
+		    MOVE_MOUNT_T_EMPTY_PATH) == -1) {
+			sbx_err_sys(e, SBX_EX_OSERR, "mask /proc/%s", proc_masked[i]);
+			if (tree != -1)
+				close(tree);
+			close(fd);
+			goto out;
+		}
+		close(tree);
+		close(fd);
+	}
+	r = 0;
+out:
+	if (proc != -1)
+		close(proc);
+	if (mask != -1)
+		close(mask);
+	if (fs != -1)
+		close(fs);
+	return r;
 }
 
 static int
@@ -816,7 +929,6 @@ int
 sbx_rootfs_enter(const struct sbx_manifest *m, const struct sbx_lowers *lw,
     const struct sbx_rootfs_fds *f, struct sbx_err *e)
 {
-	char v[64];
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
 	struct stat st;
 	int rootfd, i;
@@ -833,20 +945,19 @@ sbx_rootfs_enter(const struct sbx_manifest *m, const struct sbx_lowers *lw,
 				goto fail;
 	}
 	if (mount_at(rootfd, "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, e) == -1 ||
-	    make_dev(rootfd, e) == -1)
+	    mask_proc(rootfd, e) == -1 || make_dev(rootfd, e) == -1)
 		goto fail;
 	for (k = 0; k < m->n_mounts; k++)
-		if (bind_into(rootfd, f->src[k], "", m->mounts[k].guest,
-		    strcmp(m->mounts[k].mode, "rw") == 0 ? BIND_RW : BIND_RO, e) == -1)
+		if ((f->attach[k] ? attach_into(rootfd, f->src[k], m->mounts[k].guest, e) :
+		    bind_into(rootfd, f->src[k], "", m->mounts[k].guest,
+		    strcmp(m->mounts[k].mode, "rw") == 0 ? BIND_RW : BIND_RO, e)) == -1)
 			goto fail;
-	for (k = 0; k < m->n_tmpfs; k++) {
-		snprintf(v, sizeof v, "mode=1777,size=%lldm", m->tmpfs[k].size_mb);
-		if (mount_at(rootfd, m->tmpfs[k].guest, "tmpfs", MS_NOSUID | MS_NODEV, v, e) == -1)
+	for (k = 0; k < m->n_tmpfs; k++)
+		if (mount_tmpfs(rootfd, m->tmpfs[k].guest, m->tmpfs[k].size_mb, e) == -1)
 			goto fail;
-	}
 	/* A read-only root still needs a scratch /tmp; give one unless the manifest did. */
 	if (m->read_only_root && !covered(m, "/tmp") &&
-	    mount_at(rootfd, "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m", e) == -1)
+	    mount_tmpfs(rootfd, "/tmp", 64, e) == -1)
 		goto fail;
 	if (m->read_only_root && mount_setattr(rootfd, "", AT_EMPTY_PATH, &ro, sizeof ro) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "make the root read-only");

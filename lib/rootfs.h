@@ -66,6 +66,7 @@ struct sbx_rootfs_fds {
 	size_t n_layers;
 	int mapped;               /* layers and skel are the host's ID-mapped mounts */
 	int *src;                 /* filesystem_mounts sources */
+	unsigned char *attach;    /* src[i] is the host's ID-mapped tree: attach it as it is */
 	size_t n_src;
 };
 
@@ -74,10 +75,12 @@ struct sbx_rootfs_fds {
  * where there is one, ID-mapped into the sandbox's user namespace by the
  * host (sandboxes with a range of IDs), and passes to f whatever happens;
  * NULL opens lw->dirs and lw->skel as they are (a rootless sandbox, whose
- * one ID owns them).
+ * one ID owns them). srcfds (m->n_mounts) holds the host's ID-mapped trees
+ * of mounts with idmap, -1 for the others (opened here); it passes to f too.
  */
 int sbx_rootfs_open(const struct sbx_store *s, const struct sbx_manifest *m,
-    const struct sbx_lowers *lw, int *layerfds, struct sbx_rootfs_fds *f, struct sbx_err *e);
+    const struct sbx_lowers *lw, int *layerfds, const int *srcfds, struct sbx_rootfs_fds *f,
+    struct sbx_err *e);
 void sbx_rootfs_fds_close(struct sbx_rootfs_fds *f);
 /* Then, as the namespace's root: build the root from f and pivot into it. */
 int sbx_rootfs_enter(const struct sbx_manifest *m, const struct sbx_lowers *lw,

@@ -14,7 +14,9 @@
 #include "audit.h"
 #include "id.h"
 #include "net.h"
+#include "policy.h"
 #include "remote.h"
+#include "seccomp_profile.h"
 #include "s3.h"
 #include "sandbox.h"
 #include "snapshot.h"
@@ -48,24 +50,67 @@ check_backend(const struct sbx_store *s, const struct sbx_manifest *m, struct sb
 	    "in the state root (%s) or in an s3:// store", b, here);
 }
 
+/* The policy's verdict on m; a root made from a snapshot is judged by the
+ * base the snapshot's chain stacks on, which came with the snapshot. */
+static int
+check_policy(const struct sbx_policy *pol, const struct sbx_store *s,
+    const struct sbx_manifest *m, struct sbx_err *e)
+{
+	struct sbx_snapshot sn;
+	int r;
+
+	if (!sbx_rootfs_is_snapshot(m->rootfs))
+		return sbx_policy_check(pol, s, m, m->rootfs, e);
+	if (sbx_snapshot_load(s, m->rootfs, &sn, e) == -1)
+		return sbx_err_prefix(e, "rootfs %s", m->rootfs);
+	r = sbx_policy_check(pol, s, m, sn.base_rootfs, e);
+	sbx_snapshot_free(&sn);
+	return r;
+}
+
+/* A host that cannot enforce a limit the manifest never asked for (the
+ * policy's default): say where it came from and how to do without. */
+static int
+unenforceable(const struct sbx_store *s, const char *defaulted, struct sbx_err *e)
+{
+	size_t n = strlen(e->msg);
+
+	if (e->code == SBX_EX_UNAVAILABLE && defaulted[0] && n < sizeof e->msg)
+		snprintf(e->msg + n, sizeof e->msg - n, " (the manifest left them to the policy's "
+		    "defaults: %s; where this host cannot enforce a default, the operator sets it "
+		    "null under defaults: in %s/policy.yaml, see sbx-policy(5))", defaulted, s->root);
+	return -1;
+}
+
 int
 sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
     int *existed, struct sbx_err *e)
 {
 	int dry_run = flags & SBX_PROV_DRY_RUN;
+	const struct sbx_policy *pol;
 	const struct sbx_driver *drv;
-	char id[SBX_ID_MAX + 1];
+	char id[SBX_ID_MAX + 1], defaulted[256];
 	double now = sbx_realtime();
 	int lock = -1, slock = -1, tries;
 
 	*existed = 0;
-	/* A dry run shows the document as given, defaults filled in; the host's
-	 * abilities are checked only by a real provision. */
-	if (dry_run)
-		return sbx_manifest_defaults(m, e);
-	sbx_manifest_strip_state(m);
-	if (sbx_manifest_defaults(m, e) == -1)
+	if (!dry_run)
+		sbx_manifest_strip_state(m);
+	/* Whoever wrote the manifest (an operator, an agent, the snapshot it came
+	 * in), it gets the operator's defaults and is held to the operator's
+	 * ceilings; a dry run says the same. The host's abilities are checked
+	 * only by a real provision. */
+	if ((pol = sbx_policy_get(s, e)) == NULL)
 		return -1;
+	sbx_policy_defaults(pol, m, defaulted, sizeof defaulted);
+	if (sbx_manifest_defaults(m, e) == -1 || check_policy(pol, s, m, e) == -1)
+		return -1;
+	/* A seccomp policy file is read now, to say what is wrong with it before
+	 * anything is made (the driver compiles it from its own read). */
+	if (m->security.seccomp[0] == '/' && sbx_seccomp_check(m->security.seccomp, e) == -1)
+		return sbx_err_prefix(e, "security.seccomp");
+	if (dry_run)
+		return 0;
 	if (m->sandbox_id != NULL && sbx_store_exists(s, m->sandbox_id)) {
 		/* Idempotent: a retried provision returns the sandbox it made before. */
 		char *keep = strdup(m->sandbox_id);
@@ -81,7 +126,7 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 	}
 	if ((drv = sbx_driver_for(m, e)) == NULL || drv->check(s, m, e) == -1 ||
 	    check_backend(s, m, e) == -1)
-		return -1;
+		return unenforceable(s, defaulted, e);
 	if (m->sandbox_id != NULL) {
 		if ((lock = sbx_store_create(s, m->sandbox_id, e)) == -1)
 			return -1;
@@ -105,8 +150,10 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 	/* A root made from a snapshot: retention must not take the snapshot meanwhile. */
 	if (sbx_rootfs_is_snapshot(m->rootfs) && (slock = sbx_snap_lock(s, 0, e)) == -1)
 		goto fail;
-	if (drv->create(s, m, e) == -1)
+	if (drv->create(s, m, e) == -1) {
+		unenforceable(s, defaulted, e);
 		goto fail;
+	}
 	m->rt.one_shot = (flags & SBX_PROV_ONE_SHOT) != 0;
 	if (slock != -1) {
 		close(slock);
@@ -267,12 +314,20 @@ sbx_sandbox_view(const struct sbx_store *s, const char *id, struct sbx_manifest 
 		st = "terminated";
 	else if (strcmp(m->status, "ready") == 0 && live_runs(s, id) > 0)
 		st = "executing";
+	/* Its lifetime ended it, whoever did the killing (the watchdog records
+	 * that; with none, init leaves at the deadline on its own). */
+	if (st != NULL && strcmp(st, "terminated") == 0 && m->kill_reason == NULL &&
+	    expired(m) && (m->kill_reason = strdup("wall-clock")) == NULL)
+		goto oom;
 	if (st != NULL) {
 		free(m->status);
 		if ((m->status = strdup(st)) == NULL)
-			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+			goto oom;
 	}
 	return 0;
+oom:
+	sbx_manifest_free(m);
+	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 }
 
 static int run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest *mp,

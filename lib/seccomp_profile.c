@@ -8,12 +8,14 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -88,12 +90,13 @@ static const char *const denied[] = {
 };
 
 static int
-add_names(scmp_filter_ctx ctx, const char *const *names, uint32_t action)
+add_names(scmp_filter_ctx ctx, const char *const *names, uint32_t action, const char *skip)
 {
 	int nr;
 
 	for (; *names; names++) {
-		if ((nr = seccomp_syscall_resolve_name(*names)) == __NR_SCMP_ERROR)
+		if ((skip && strcmp(*names, skip) == 0) ||
+		    (nr = seccomp_syscall_resolve_name(*names)) == __NR_SCMP_ERROR)
 			continue;
 		if (seccomp_rule_add(ctx, action, nr, 0) < 0)
 			return -1;
@@ -120,23 +123,11 @@ add_common(scmp_filter_ctx ctx, int strict)
 		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
 		    SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) < 0)
 			return -1;
-	/* Terminal injection: TIOCSTI pushes input into a terminal, TIOCLINUX can
-	 * too. The kernel reads the command as 32 bits, so the rules compare only
-	 * those, and since libseccomp lets an unconditional allow override a
-	 * conditional deny, ioctl is allowed by ranges that leave the two out. */
-	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-	    SCMP_A1_32(SCMP_CMP_LT, TIOCSTI)) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-	    SCMP_A1_32(SCMP_CMP_GT, TIOCLINUX)) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-	    SCMP_A1_32(SCMP_CMP_EQ, TIOCSTI)) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-	    SCMP_A1_32(SCMP_CMP_EQ, TIOCLINUX)) < 0)
+	/* ioctl: every command here; the guard (sbx_seccomp_guard) refuses
+	 * TIOCSTI and TIOCLINUX on the 32 bits the kernel reads, which
+	 * libseccomp's 64-bit comparisons cannot do. */
+	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 0) < 0)
 		return -1;
-	for (i = TIOCSTI + 1; i < TIOCLINUX; i++)
-		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-		    SCMP_A1_32(SCMP_CMP_EQ, i)) < 0)
-			return -1;
 	if (strict) {
 		/* strict: no sockets but AF_UNIX. */
 		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
@@ -148,34 +139,35 @@ add_common(scmp_filter_ctx ctx, int strict)
 	return 0;
 }
 
+/* The rules of a policy file's text (name for messages); ctx NULL only checks. */
 static int
-add_policy_file(scmp_filter_ctx ctx, const char *path, struct sbx_err *e)
+add_policy_text(scmp_filter_ctx ctx, const char *name, const char *text, struct sbx_err *e)
 {
-	char *buf, *line, *save = NULL, verb[16], name[64];
+	char *buf, *line, *save = NULL, verb[16], call[64];
 	int nr, n = 0, r = 0;
 
-	if (sbx_read_file(path, 1 << 20, &buf, NULL, e) == -1)
-		return -1;
+	if ((buf = strdup(text)) == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		n++;
 		line += strspn(line, " \t");
 		if (*line == '#' || *line == '\0')
 			continue;
-		if (sscanf(line, "%15s %63s", verb, name) != 2 ||
+		if (sscanf(line, "%15s %63s", verb, call) != 2 ||
 		    (strcmp(verb, "allow") != 0 && strcmp(verb, "deny") != 0)) {
 			r = sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:1: want 'allow NAME' or 'deny NAME'",
-			    path, n);
+			    name, n);
 			break;
 		}
-		if ((nr = seccomp_syscall_resolve_name(name)) == __NR_SCMP_ERROR) {
-			r = sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:1: unknown system call '%s'", path,
-			    n, name);
+		if ((nr = seccomp_syscall_resolve_name(call)) == __NR_SCMP_ERROR) {
+			r = sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:1: unknown system call '%s'", name,
+			    n, call);
 			break;
 		}
 		if (ctx != NULL && seccomp_rule_add(ctx, strcmp(verb, "allow") == 0 ?
 		    SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM), nr, 0) < 0) {
-			r = sbx_err_set(e, SBX_EX_SOFTWARE, "%s:%d:1: cannot add rule for %s", path,
-			    n, name);
+			r = sbx_err_set(e, SBX_EX_SOFTWARE, "%s:%d:1: cannot add rule for %s", name,
+			    n, call);
 			break;
 		}
 	}
@@ -183,17 +175,41 @@ add_policy_file(scmp_filter_ctx ctx, const char *path, struct sbx_err *e)
 	return r;
 }
 
+/* A policy file's text, read once (a file is read whole, at most 1 MiB, no NULs). */
+static int
+read_policy(const char *path, char **text, struct sbx_err *e)
+{
+	size_t len;
+
+	if (sbx_read_file(path, 1 << 20, text, &len, e) == -1)
+		return -1;
+	if (strlen(*text) != len) {
+		free(*text);
+		*text = NULL;
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s: not a text file", path);
+	}
+	return 0;
+}
+
 int
 sbx_seccomp_check(const char *profile, struct sbx_err *e)
 {
+	char *text;
+	int r;
+
 	if (strcmp(profile, "default") == 0 || strcmp(profile, "strict") == 0 ||
 	    strcmp(profile, "unconfined") == 0)
 		return 0;
-	return add_policy_file(NULL, profile, e);
+	if (read_policy(profile, &text, e) == -1)
+		return -1;
+	r = add_policy_text(NULL, profile, text, e);
+	free(text);
+	return r;
 }
 
+/* The profile's filter: a built-in one by name, or (text) a policy file's rules. */
 static int
-build(const char *profile, scmp_filter_ctx *out, struct sbx_err *e)
+build(const char *profile, const char *text, scmp_filter_ctx *out, struct sbx_err *e)
 {
 	scmp_filter_ctx ctx;
 	int r = -1, strict = strcmp(profile, "strict") == 0;
@@ -214,12 +230,14 @@ build(const char *profile, scmp_filter_ctx *out, struct sbx_err *e)
 	 * Without the attribute (libseccomp < 2.5) the list stays.
 	 */
 	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-	if (profile[0] == '/') {
-		if (add_policy_file(ctx, profile, e) == -1)
+	if (text != NULL) {
+		if (add_policy_text(ctx, profile, text, e) == -1)
 			goto out_quiet;
 	} else {
-		if (add_names(ctx, denied, SCMP_ACT_ERRNO(EPERM)) == -1 ||
-		    add_names(ctx, allowed, SCMP_ACT_ALLOW) == -1 ||
+		/* strict: socket only with the rules of add_common (an unconditional
+		 * allow would win over them in libseccomp). */
+		if (add_names(ctx, denied, SCMP_ACT_ERRNO(EPERM), NULL) == -1 ||
+		    add_names(ctx, allowed, SCMP_ACT_ALLOW, strict ? "socket" : NULL) == -1 ||
 		    add_common(ctx, strict) == -1)
 			goto out;
 	}
@@ -265,45 +283,34 @@ note_of(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /*
- * The cache's name for a profile: the built-in ones by name, a policy file by
- * its content, both with this build's identity (its build ID: the built-in
- * profiles are code) and libseccomp's version, which decide the program.
+ * The cache's name for a built-in profile: its name, with this build's
+ * identity (its build ID: the built-in profiles are code) and libseccomp's
+ * version, which decide the program.
  */
 static int
 cache_path(const struct sbx_store *s, const char *profile, char *path, size_t size,
     struct sbx_err *e)
 {
 	const struct scmp_version *v = seccomp_version();
-	char key[65], what[300], build_id[129] = "";
-	char *text = NULL;
-	size_t len = 0;
+	char what[300], build_id[129] = "";
 
 	if (dl_iterate_phdr(note_of, build_id) == 0 || build_id[0] == '\0')
 		return 1;    /* no identity to key on: no cache */
-
-	if (profile[0] == '/') {
-		if (sbx_read_file(profile, 1 << 20, &text, &len, e) == -1)
-			return -1;
-		sbx_sha256_hex(text, len, key);
-		free(text);
-	} else {
-		snprintf(key, sizeof key, "%s", profile);
-	}
-	snprintf(what, sizeof what, "%s-%s-%u.%u.%u", key, build_id, v ? v->major : 0,
+	snprintf(what, sizeof what, "%s-%s-%u.%u.%u", profile, build_id, v ? v->major : 0,
 	    v ? v->minor : 0, v ? v->micro : 0);
 	if (snprintf(path, size, "%s/seccomp/%s.bpf", s->root, what) >= (int)size)
 		return sbx_err_set(e, SBX_EX_SOFTWARE, "state root path too long");
 	return 0;
 }
 
-/* Build profile and write its BPF program to fd. */
+/* Build profile (text: a policy file's) and write its BPF program to fd. */
 static int
-export_to(const char *profile, int fd, struct sbx_err *e)
+export_to(const char *profile, const char *text, int fd, struct sbx_err *e)
 {
 	scmp_filter_ctx ctx = NULL;
 	int r = 0;
 
-	if (build(profile, &ctx, e) == -1)
+	if (build(profile, text, &ctx, e) == -1)
 		return -1;
 	if (seccomp_export_bpf(ctx, fd) < 0)
 		r = sbx_err_set(e, SBX_EX_SOFTWARE, "cannot export the seccomp profile '%s'",
@@ -329,6 +336,21 @@ read_program(int fd, struct sbx_seccomp_prog *p, struct sbx_err *e)
 	return 0;
 }
 
+/* Build in memory, no cache. */
+static int
+program_now(const char *profile, const char *text, struct sbx_seccomp_prog *p,
+    struct sbx_err *e)
+{
+	int fd, r;
+
+	if ((fd = memfd_create("sbx-seccomp", MFD_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "memfd_create");
+	r = export_to(profile, text, fd, e) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
+	    read_program(fd, p, e) == -1 ? -1 : 0;
+	close(fd);
+	return r;
+}
+
 int
 sbx_seccomp_program(const struct sbx_store *s, const char *profile, struct sbx_seccomp_prog *p,
     struct sbx_err *e)
@@ -341,17 +363,14 @@ sbx_seccomp_program(const struct sbx_store *s, const char *profile, struct sbx_s
 	p->len = 0;
 	if (strcmp(profile, "unconfined") == 0)
 		return 0;
+	if (profile[0] == '/')
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "a policy file's program is the sandbox's own "
+		    "(sbx_seccomp_compile_file)");
 	switch (cache_path(s, profile, path, sizeof path, e)) {
 	case -1:
 		return -1;
 	case 1:
-		/* No build ID to key a cache on: build it in memory each time. */
-		if ((fd = memfd_create("sbx-seccomp", MFD_CLOEXEC)) == -1)
-			return sbx_err_sys(e, SBX_EX_OSERR, "memfd_create");
-		r = export_to(profile, fd, e) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
-		    read_program(fd, p, e) == -1 ? -1 : 0;
-		close(fd);
-		return r;
+		return program_now(profile, NULL, p, e);
 	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) != -1) {
 		r = read_program(fd, p, &ignored);
@@ -365,7 +384,7 @@ sbx_seccomp_program(const struct sbx_store *s, const char *profile, struct sbx_s
 		return -1;
 	if ((fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
-	if (export_to(profile, fd, e) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
+	if (export_to(profile, NULL, fd, e) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
 	    read_program(fd, p, e) == -1) {
 		close(fd);
 		unlink(tmp);
@@ -380,6 +399,35 @@ sbx_seccomp_program(const struct sbx_store *s, const char *profile, struct sbx_s
 }
 
 int
+sbx_seccomp_compile_file(const char *path, struct sbx_seccomp_prog *p, struct sbx_err *e)
+{
+	char *text;
+	int r;
+
+	p->code = NULL;
+	p->len = 0;
+	if (read_policy(path, &text, e) == -1)
+		return -1;
+	r = program_now(path, text, p, e);
+	free(text);
+	return r;
+}
+
+int
+sbx_seccomp_read(const char *path, struct sbx_seccomp_prog *p, struct sbx_err *e)
+{
+	int fd, r;
+
+	p->code = NULL;
+	p->len = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "%s", path);
+	r = read_program(fd, p, e);
+	close(fd);
+	return r;
+}
+
+int
 sbx_seccomp_load_program(const struct sbx_seccomp_prog *p, struct sbx_err *e)
 {
 	struct sock_fprog prog = { (unsigned short)(p->len / 8), (struct sock_filter *)p->code };
@@ -389,5 +437,154 @@ sbx_seccomp_load_program(const struct sbx_seccomp_prog *p, struct sbx_err *e)
 	/* As libseccomp loads it: no flags (no_new_privs is set by the caller). */
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == -1)
 		return sbx_err_sys(e, SBX_EX_SOFTWARE, "load the seccomp profile");
+	return 0;
+}
+
+/*
+ * The guard: a few classic BPF instructions run before the profile's
+ * program, for what libseccomp cannot say. The kernel reads an ioctl's
+ * command and a socket's family as 32 bits, so they are compared on the low
+ * word of the argument, whatever the caller put in the high one. Whatever
+ * the guard lets pass goes on into the profile (its first instruction
+ * follows the guard's last): it only ever refuses.
+ */
+/* This architecture's AUDIT_ARCH, as libseccomp knows it. */
+#define GUARD_ARCH seccomp_arch_native()
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+#else
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i) + 4)
+#endif
+
+struct guard {
+	struct sock_filter f[96];
+	size_t n;
+};
+
+static void
+emit(struct guard *g, struct sock_filter ins)
+{
+	if (g->n < SBX_ARRAY_LEN(g->f))
+		g->f[g->n] = ins;
+	g->n++;
+}
+
+#define STMT(code, k) ((struct sock_filter)BPF_STMT(code, k))
+#define JUMP(code, k, jt, jf) ((struct sock_filter)BPF_JUMP(code, k, jt, jf))
+#define RET_ERRNO(err) STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((err) & SECCOMP_RET_DATA))
+
+/* For call nr: refuse with err when argument arg (low word) equals one of vals. */
+static void
+refuse_values(struct guard *g, int nr, int arg, const unsigned *vals, size_t n, int err)
+{
+	size_t i;
+
+	emit(g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+	emit(g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, (unsigned char)(1 + 2 * n)));
+	emit(g, STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg)));
+	for (i = 0; i < n; i++) {
+		emit(g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, vals[i], 0, 1));
+		emit(g, RET_ERRNO(err));
+	}
+}
+
+/* For call nr: refuse with EPERM a mode argument with the set-user-ID or
+ * set-group-ID bit, or (devices) one that makes a character or block device. */
+static void
+refuse_mode(struct guard *g, int nr, int arg, int devices)
+{
+	emit(g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+	emit(g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, devices ? 7 : 3));
+	emit(g, STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg)));
+	emit(g, JUMP(BPF_JMP | BPF_JSET | BPF_K, S_ISUID | S_ISGID, 0, 1));
+	emit(g, RET_ERRNO(EPERM));
+	if (devices) {
+		emit(g, STMT(BPF_ALU | BPF_AND | BPF_K, S_IFMT));
+		emit(g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, S_IFCHR, 1, 0));
+		emit(g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, S_IFBLK, 0, 1));
+		emit(g, RET_ERRNO(EPERM));
+	}
+}
+
+int
+sbx_seccomp_guard(const struct sbx_seccomp_prog *in, unsigned flags,
+    struct sbx_seccomp_prog *out, struct sbx_err *e)
+{
+	static const unsigned inject[] = { TIOCSTI, TIOCLINUX }, ctty[] = { TIOCSCTTY };
+	static const unsigned vsock[] = { AF_VSOCK };
+	struct guard g = { .n = 0 };
+	size_t skip;
+
+	out->code = NULL;
+	out->len = 0;
+	if (in->code == NULL)
+		return 0;   /* unconfined */
+	/* Another architecture's calls: the profile's own check kills them. */
+	emit(&g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+	skip = g.n;
+	emit(&g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, GUARD_ARCH, 0, 0));
+	refuse_values(&g, SYS_ioctl, 1, inject, SBX_ARRAY_LEN(inject), EPERM);
+	if (flags & SBX_GUARD_NO_CTTY)
+		refuse_values(&g, SYS_ioctl, 1, ctty, 1, EPERM);
+	if (flags & SBX_GUARD_NO_VSOCK) {
+		refuse_values(&g, SYS_socket, 0, vsock, 1, EAFNOSUPPORT);
+		refuse_values(&g, SYS_socketpair, 0, vsock, 1, EAFNOSUPPORT);
+	}
+	if (flags & SBX_GUARD_NO_SETID) {
+#ifdef SYS_chmod
+		refuse_mode(&g, SYS_chmod, 1, 0);
+		refuse_mode(&g, SYS_creat, 1, 0);
+		refuse_mode(&g, SYS_open, 2, 0);
+		refuse_mode(&g, SYS_mknod, 1, 1);
+#endif
+		refuse_mode(&g, SYS_fchmod, 1, 0);
+		refuse_mode(&g, SYS_fchmodat, 2, 0);
+#ifdef SYS_fchmodat2
+		refuse_mode(&g, SYS_fchmodat2, 2, 0);
+#endif
+		refuse_mode(&g, SYS_openat, 3, 0);
+		refuse_mode(&g, SYS_mknodat, 2, 1);
+		/* openat2 keeps its mode in memory, out of a filter's reach; programs
+		 * fall back to openat on ENOSYS. */
+		emit(&g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+		emit(&g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1));
+		emit(&g, RET_ERRNO(ENOSYS));
+	}
+	if (g.n > SBX_ARRAY_LEN(g.f) || g.n - skip - 1 > 255)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "seccomp guard too long");
+	g.f[skip].jf = (unsigned char)(g.n - skip - 1);
+	if (g.n * 8 + in->len > 8 * BPF_MAXINSNS)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "seccomp program too long with its guard");
+	if ((out->code = malloc(g.n * 8 + in->len)) == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	memcpy(out->code, g.f, g.n * 8);
+	memcpy(out->code + g.n * 8, in->code, in->len);
+	out->len = g.n * 8 + in->len;
+	return 0;
+}
+
+int
+sbx_seccomp_load_waiter(struct sbx_err *e)
+{
+	static const unsigned allow[] = { SYS_rt_sigtimedwait, SYS_wait4, SYS_waitid, SYS_exit,
+		SYS_exit_group, SYS_restart_syscall, SYS_rt_sigreturn, SYS_clock_gettime,
+		SYS_clock_nanosleep, SYS_write, SYS_close, SYS_close_range };
+	struct guard g = { .n = 0 };
+	struct sock_fprog prog;
+	size_t i;
+
+	emit(&g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+	emit(&g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, GUARD_ARCH, 1, 0));
+	emit(&g, STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+	emit(&g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+	for (i = 0; i < SBX_ARRAY_LEN(allow); i++) {
+		emit(&g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, allow[i], 0, 1));
+		emit(&g, STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+	}
+	emit(&g, STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+	prog.len = (unsigned short)g.n;
+	prog.filter = g.f;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "seccomp for a waiting process");
 	return 0;
 }

@@ -22,13 +22,36 @@ struct sbx_seccomp_prog {
 /* Check a profile name or policy file without loading it (exit 65/66 on error). */
 int sbx_seccomp_check(const char *profile, struct sbx_err *e);
 /*
- * The BPF program of profile ("default", "strict", "unconfined" or a policy
- * file), compiled once per state root and build and kept in $SBX_ROOT/seccomp/
- * (compiling costs about 1.7 ms a run; loading it, 0.1). A policy file is
- * keyed by its content. The caller frees p->code.
+ * The BPF program of a built-in profile ("default", "strict", "unconfined"),
+ * compiled once per state root and build and kept in $SBX_ROOT/seccomp/
+ * (compiling costs about 1.7 ms a run; loading it, 0.1). The caller frees
+ * p->code.
  */
 int sbx_seccomp_program(const struct sbx_store *s, const char *profile,
     struct sbx_seccomp_prog *p, struct sbx_err *e);
+/*
+ * A policy file's program, from the file read once: a sandbox's is compiled
+ * when it is made and kept with it, so that editing the file later changes
+ * no live sandbox's filter.
+ */
+int sbx_seccomp_compile_file(const char *path, struct sbx_seccomp_prog *p, struct sbx_err *e);
+/* A program kept in a file (read back whole; a damaged one is an error). */
+int sbx_seccomp_read(const char *path, struct sbx_seccomp_prog *p, struct sbx_err *e);
+/*
+ * in with the guard before it (out, the caller frees out->code): TIOCSTI and
+ * TIOCLINUX refused whatever the high bits of the command, and by flags:
+ * TIOCSCTTY (a terminal of the caller's that is no session's could be
+ * taken), AF_VSOCK sockets (not namespaced), set-user-ID and set-group-ID
+ * modes and device nodes (files that leave through a writable mount).
+ * Unconfined (in->code NULL) stays unconfined.
+ */
+enum { SBX_GUARD_NO_CTTY = 1, SBX_GUARD_NO_VSOCK = 2, SBX_GUARD_NO_SETID = 4 };
+int sbx_seccomp_guard(const struct sbx_seccomp_prog *in, unsigned flags,
+    struct sbx_seccomp_prog *out, struct sbx_err *e);
+/* Confine the caller (no_new_privs set) to waiting for children and signals,
+ * writing to and closing what it has open, and exiting: any other system
+ * call kills it. */
+int sbx_seccomp_load_waiter(struct sbx_err *e);
 /* Load a program from sbx_seccomp_program into the caller (no_new_privs set). */
 int sbx_seccomp_load_program(const struct sbx_seccomp_prog *p, struct sbx_err *e);
 

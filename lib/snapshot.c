@@ -641,13 +641,8 @@ out:
 static int
 copy_manifest(const struct sbx_manifest *m, struct sbx_manifest *out, struct sbx_err *e)
 {
-	struct sbx_node *t;
-	int r;
+	int r = sbx_manifest_copy(m, out, e);
 
-	if ((t = sbx_manifest_tree(m)) == NULL)
-		return oom(e);
-	r = sbx_manifest_from_node("manifest", t, out, e);
-	sbx_node_free(t);
 	if (r == 0) {
 		sbx_manifest_strip_state(out);
 		free(out->sandbox_id);

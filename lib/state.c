@@ -16,10 +16,9 @@
 #include "util.h"
 
 int
-sbx_store_open(struct sbx_store *s, struct sbx_err *e)
+sbx_store_locate(struct sbx_store *s, struct sbx_err *e)
 {
 	const char *env = getenv("SBX_ROOT"), *xdg, *home;
-	char sub[1100];
 
 	s->rootless = geteuid() != 0;
 	if (env != NULL && *env) {
@@ -44,6 +43,16 @@ sbx_store_open(struct sbx_store *s, struct sbx_err *e)
 		sbx_sha256_hex(s->root, strlen(s->root), hex);
 		snprintf(s->group, sizeof s->group, "r%.12s", hex);
 	}
+	return 0;
+}
+
+int
+sbx_store_open(struct sbx_store *s, struct sbx_err *e)
+{
+	char sub[1100];
+
+	if (sbx_store_locate(s, e) == -1)
+		return -1;
 	/* 0700: nothing of the sandboxes walks the state root's paths (their roots
 	 * are built from descriptors), so no other host user needs to cross it. */
 	if (sbx_mkdir_p(s->root, 0700, e) == -1)

@@ -28,6 +28,8 @@ struct sbx_store {
 
 /* Open (creating) the state root: $SBX_ROOT, else /var/lib/sbx or $XDG_STATE_HOME/sbx. */
 int sbx_store_open(struct sbx_store *s, struct sbx_err *e);
+/* The same, creating nothing (a dry run: where the root and its policy would be). */
+int sbx_store_locate(struct sbx_store *s, struct sbx_err *e);
 /* Path of a sandbox's directory, or of `sub` inside it (sub may be NULL). */
 int sbx_store_path(const struct sbx_store *s, const char *id, const char *sub, char *buf,
     size_t size, struct sbx_err *e);

@@ -7,6 +7,8 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <poll.h>
+#include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -433,6 +435,37 @@ sbx_proc_starttime(pid_t pid)
 	if (field == 22)
 		v = strtoull(p, NULL, 10);
 	return v;
+}
+
+void
+sbx_proc_title(const char *title)
+{
+	char buf[1024], comm[16], *p;
+	unsigned long long start = 0, end = 0;
+	size_t n;
+	int field;
+
+	snprintf(comm, sizeof comm, "%s", title);
+	if ((p = strchr(comm, ' ')) != NULL)
+		*p = '\0';
+	prctl(PR_SET_NAME, comm, 0, 0, 0);
+	/* The command line is the argv area of our stack (/proc/self/stat fields
+	 * 48 and 49): write the title over it, NUL-padded, keeping its last byte
+	 * NUL so that the kernel shows exactly the title. */
+	if (sbx_read_str("/proc/self/stat", buf, sizeof buf) <= 0 ||
+	    (p = strrchr(buf, ')')) == NULL)
+		return;
+	for (field = 2; *p && field < 48; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 48 || sscanf(p, "%llu %llu", &start, &end) != 2 || end <= start ||
+	    end - start > (1 << 20))
+		return;
+	n = strlen(title);
+	if (n > end - start - 1)
+		n = end - start - 1;
+	memset((char *)(uintptr_t)start, 0, end - start);
+	memcpy((char *)(uintptr_t)start, title, n);
 }
 
 int

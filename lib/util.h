@@ -63,6 +63,10 @@ int sbx_duration_parse(const char *s, double *seconds);
 double sbx_monotonic(void);
 /* Process start time (clock ticks since boot, /proc/PID/stat field 22); 0 if gone. */
 unsigned long long sbx_proc_starttime(pid_t pid);
+/* Name this process for ps, inside a sandbox and on the host: its command
+ * name (up to the first space, 15 bytes) and its command line (as long as
+ * the original one was). */
+void sbx_proc_title(const char *title);
 /* True when pid is alive and still the process that started at starttime. */
 int sbx_proc_alive(pid_t pid, unsigned long long starttime);
 /*

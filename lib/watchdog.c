@@ -294,7 +294,12 @@ sbx_watchdog_spawn(const struct sbx_store *s, struct sbx_manifest *m, struct sbx
 		if (!s->rootless && sbx_cgroup_host(&h, NULL) == 0 &&
 		    sbx_cgroup_create(&h, s->group, "@watchdog", &cg, NULL) == 0)
 			sbx_cgroup_enter(&cg, 0, NULL);
-		prctl(PR_SET_NAME, "sbx-watchdog", 0, 0, 0);
+		{
+			char title[SBX_ID_MAX + 16];
+
+			snprintf(title, sizeof title, "sbx-watchdog %s", m->sandbox_id);
+			sbx_proc_title(title);
+		}
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 		_exit(watch_one(s, m->sandbox_id, 0.1) == 0 ? 0 : 1);
 	}

@@ -40,6 +40,10 @@ def sub(a, b, path=""):
         for k, v in a.items():
             assert k in b, path + "/" + k
             sub(v, b[k], path + "/" + k)
+    elif isinstance(a, list) and a and isinstance(a[0], dict):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            sub(x, y, "%s[%d]" % (path, i))
     else:
         assert a == b, (path, a, b)
 sub(src, out)
@@ -55,11 +59,16 @@ PY
 	[ "$output" = "$(cat "$WORK/again.yaml")" ]
 }
 
-@test "every example manifest passes a dry run" {
+@test "every example manifest passes a dry run (the trusted one once the policy allows trust)" {
 	local f
 	for f in "$MANIFESTS"/*; do
+		[ "$(basename "$f")" = trusted-build.yaml ] && continue
 		run -0 sbx-provision --dry-run "$f"
 	done
+	run -77 sbx-provision --dry-run "$MANIFESTS/trusted-build.yaml"
+	[[ $output == *"trust: trusted: not allowed by the built-in policy (max_trust: untrusted)"* ]]
+	echo 'max_trust: trusted' | policy
+	run -0 sbx-provision --dry-run "$MANIFESTS/trusted-build.yaml"
 }
 
 @test "defaults are least privilege" {
@@ -71,7 +80,12 @@ PY
 	[[ $output == *'"seccomp":"default"'* ]]
 	[[ $output == *'"no_new_privileges":true'* ]]
 	[[ $output == *'"landlock":true'* ]]
-	[[ $output == *'"max_wall_clock_s":3600'* ]]
+	# the seed's limits, always set: 1 CPU, 512 MiB, a pids limit, 300 s
+	[[ $output == *'"resource_allocation":{"cpu_cores":1,"memory_mb":512,"memory_soft_pct":80,"pids":1024,"max_wall_clock_s":300}'* ]]
+	# and a writable root gets a 1 GiB quota on the host's disk
+	echo 'read_only_root: false' > "$WORK/rw.yaml"
+	run -0 sbx-provision -n -o json "$WORK/rw.yaml"
+	[[ $output == *'"disk_mb":1024'* ]]
 }
 
 @test "manifest from stdin; a terminal on stdin is a usage error" {

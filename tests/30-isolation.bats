@@ -39,9 +39,9 @@ except OSError as e:
 	[ "$output" != "$(hostname)" ]
 }
 
-@test "read_only_root: writing / fails, the rw mount accepts writes as an unprivileged host ID" {
+@test "read_only_root: writing / fails; a rw mount with idmap: false takes writes as an unprivileged host ID" {
 	mkdir -p "$WORK/ws" && chmod 777 "$WORK/ws"
-	printf 'filesystem_mounts: [{host: %s, guest: /workspace, mode: rw}]\n' "$WORK/ws" > "$WORK/m.yaml"
+	printf 'filesystem_mounts: [{host: %s, guest: /workspace, mode: rw, idmap: false}]\n' "$WORK/ws" > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"
 	run -2 sbx-run "$ID" -- sh -c 'echo x > /etc/evil'
 	[[ $output == *"Read-only file system"* ]]
@@ -52,6 +52,47 @@ except OSError as e:
 	owner=$(stat -c %u "$WORK/ws/out.txt")
 	[ "$owner" -ne 0 ]
 	[ "$owner" = "$(state "$ID" uid_base)" ]
+}
+
+@test "a workspace mounted rw is its owner's: writable inside as root and as user 1000, files land as the owner, no setuid bit or device leaves" {
+	mkdir "$WORK/ws" "$WORK/ws1000"
+	chmod 755 "$WORK" "$WORK/ws" "$WORK/ws1000"
+	me="$(id -u) $(id -g)"
+	printf 'filesystem_mounts: [{host: %s, guest: /workspace, mode: rw}]\n' "$WORK/ws" > "$WORK/root.yaml"
+	printf 'user: 1000:1000\nfilesystem_mounts: [{host: %s, guest: /workspace, mode: rw}]\n' "$WORK/ws1000" > "$WORK/user.yaml"
+	provision "$WORK/root.yaml"
+	assert_confined "$ID"
+	# the directory's owner is the sandbox's root inside; what it makes is the owner's outside
+	run -0 sbx-run "$ID" -- sh -c 'stat -c "%u %g" /workspace; echo r > /workspace/r; mkdir /workspace/d; stat -c "%u %g" /workspace/r'
+	[ "$output" = "0 0
+0 0" ]
+	[ "$(stat -c '%u %g' "$WORK/ws/r" "$WORK/ws/d" | sort -u)" = "$me" ]
+	# nothing made there gives a host user more than the owner has
+	run -1 sbx-run "$ID" -- chmod u+s /workspace/r
+	[[ $output == *"Operation not permitted"* ]]
+	run -1 sbx-run "$ID" -- chmod 2755 /workspace/d
+	[[ $output == *"Operation not permitted"* ]]
+	run -0 sbx-run "$ID" -- python3 -c '
+import os
+for name, call in [("creat-setuid", lambda: os.open("/workspace/s", os.O_CREAT | os.O_WRONLY, 0o4755)),
+                   ("mknod-setgid", lambda: os.mknod("/workspace/g", 0o2755 | 0o100000)),
+                   ("mknod-char", lambda: os.mknod("/workspace/c", 0o600 | 0o020000, os.makedev(1, 3))),
+                   ("mknod-block", lambda: os.mknod("/workspace/b", 0o600 | 0o060000, os.makedev(7, 0)))]:
+    try:
+        call(); print(name, "ESCAPED")
+    except OSError as e:
+        print(name, "refused", e.errno)'
+	echo "$output"
+	[[ $output != *ESCAPED* ]]
+	[ "$(grep -c refused <<<"$output")" = 4 ]
+	# and the host's view agrees
+	[ -z "$(find "$WORK/ws" \( -perm /6000 -o -type c -o -type b \) -print)" ]
+	# user 1000 of another sandbox gets its own workspace the same way
+	provision "$WORK/user.yaml"
+	run -0 sbx-run "$ID" -- sh -c 'id -u; echo u > /workspace/u; stat -c "%u %g" /workspace/u'
+	[ "$output" = "1000
+1000 1000" ]
+	[ "$(stat -c '%u %g' "$WORK/ws1000/u")" = "$me" ]
 }
 
 @test "overlay in the user namespace: lower files and directories can be removed (whiteouts)" {
@@ -80,7 +121,8 @@ except OSError as e:
 	skel=$SBX_ROOT/skel/$key
 	# what differs per sandbox (its name and network files) is on a tmpfs of its
 	# init's: nothing of the root filesystem in its directory but its own layer
-	[ "$(find "$SBX_ROOT/sandboxes/$a" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')" = "ids layer state.yaml " ]
+	# (and a writable root's disk quota, disk_mb by default)
+	[ "$(find "$SBX_ROOT/sandboxes/$a" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')" = "ids layer layer.img state.yaml " ]
 	run -0 sbx-run "$a" -- sh -c 'cat /etc/hostname; echo; grep -c "127.0.1.1.$(cat /etc/hostname)" /etc/hosts; cat /etc/resolv.conf'
 	[ "${lines[0]}" = "$a" ]
 	[ "${lines[1]}" = 1 ]
@@ -168,6 +210,10 @@ clean" ]
 	echo "from-the-image" > "$r/etc/motd"
 	chmod -R a+rX "$r"
 	printf 'rootfs: "%s"\nread_only_root: false\nfilesystem_mounts: [{host: /usr, guest: /usr, mode: ro}]\n' "$r" > "$WORK/m.yaml"
+	# a directory root needs the operator's word
+	run -77 sbx-provision "$WORK/m.yaml"
+	[[ $output == *"rootfs $r: not allowed by the built-in policy"* ]]
+	printf 'rootfs: ["%s"]\n' "$WORK" | policy
 	provision "$WORK/m.yaml"
 	run -0 sbx-run "$ID" -- cat /etc/motd
 	[ "$output" = "from-the-image" ]
@@ -238,8 +284,9 @@ clean" ]
 	# /proc/PID/comm is writable by its owner: only Landlock stands in the way
 	run -2 sbx-run "$ID" -- sh -c 'echo hacked > /proc/$$/comm'
 	[[ $output == *"Permission denied"* ]]
-	# control: the same write succeeds with landlock: false
+	# control: the same write succeeds with landlock: false (which the policy must allow)
 	printf 'security: {landlock: false}\n' > "$WORK/nl.yaml"
+	echo 'allow: {landlock_off: true}' | policy
 	provision "$WORK/nl.yaml"
 	run -0 sbx-run "$ID" -- sh -c 'echo hacked > /proc/$$/comm && cat /proc/$$/comm'
 	[ "$output" = "hacked" ]
@@ -278,4 +325,63 @@ except OSError as e:
 	[[ $output == *"Seccomp:	2"* ]]
 	run -1 sbx-run "$ID" -- unshare -U true
 	[ $(($(stat -c %s "$prog") % 8)) -eq 0 ]
+}
+
+@test "seccomp strict is default narrowed to AF_UNIX sockets, as sbx-manifest(5) says: a different program, refused inside" {
+	provision - <<<'security: {seccomp: default}'
+	d=$ID
+	provision - <<<'security: {seccomp: strict}'
+	s=$ID
+	probe='
+import socket
+for name, fam, kind in [("inet", socket.AF_INET, socket.SOCK_STREAM), ("inet6", socket.AF_INET6, socket.SOCK_DGRAM),
+                        ("netlink", socket.AF_NETLINK, socket.SOCK_RAW), ("unix", socket.AF_UNIX, socket.SOCK_STREAM)]:
+    try:
+        socket.socket(fam, kind).close(); print(name, "ok")
+    except OSError as e:
+        print(name, e.errno)
+a, b = socket.socketpair(); print("socketpair ok")'
+	run -0 sbx-run "$d" -- python3 -c "$probe"
+	[ "$output" = "inet ok
+inet6 ok
+netlink ok
+unix ok
+socketpair ok" ]
+	run -0 sbx-run "$s" -- python3 -c "$probe"
+	[ "$output" = "inet 97
+inet6 97
+netlink 97
+unix ok
+socketpair ok" ]
+	# and the two compiled programs are not the same
+	run -1 cmp -s "$SBX_ROOT"/seccomp/default-*.bpf "$SBX_ROOT"/seccomp/strict-*.bpf
+}
+
+@test "a seccomp policy file is checked by a dry run, compiled at provision and kept: editing it changes no live sandbox" {
+	repo=$BATS_TEST_DIRNAME/..
+	{ sed -n '/allowed\[\] = {/,/NULL/p' "$repo/lib/seccomp_profile.c" | grep -o '"[a-z0-9_]*"' |
+		tr -d '"' | grep -vx mkdir | sed 's/^/allow /'; echo 'allow ioctl'; echo 'allow clone'
+		echo 'deny mkdir'; } > "$WORK/p.seccomp"
+	printf 'security: {seccomp: %s}\n' "$WORK/p.seccomp" > "$WORK/m.yaml"
+	printf 'seccomp_files: ["%s"]\n' "$WORK" | policy
+	# a bad line is found before anything is made
+	cp "$WORK/p.seccomp" "$WORK/good.seccomp"
+	echo 'allow no_such_call' >> "$WORK/p.seccomp"
+	run -65 sbx-provision --dry-run "$WORK/m.yaml"
+	[[ $output == *"p.seccomp:$(wc -l < "$WORK/p.seccomp"):1: unknown system call 'no_such_call'"* ]]
+	cp "$WORK/good.seccomp" "$WORK/p.seccomp"
+	provision "$WORK/m.yaml"
+	run -0 sbx-inspect "$ID"
+	[[ $output == *"seccomp_digest: \"sha256:"* ]]
+	run -1 sbx-run "$ID" -- mkdir /tmp/d
+	[[ $output == *"Operation not permitted"* ]]
+	# the operator edits the file: the live sandbox keeps the program it was made with
+	sed -i 's/^deny mkdir$/allow mkdir/' "$WORK/p.seccomp"
+	run -1 sbx-run "$ID" -- mkdir /tmp/d
+	provision "$WORK/m.yaml"
+	run -0 sbx-run "$ID" -- mkdir /tmp/d
+	# a kept program that no longer matches its digest is never loaded
+	printf 'x' | dd of="$SBX_ROOT/sandboxes/$ID/seccomp.bpf" bs=1 seek=10 conv=notrunc 2>/dev/null
+	run -125 sbx-run "$ID" -- true
+	[[ $output == *"does not match its digest"* ]]
 }

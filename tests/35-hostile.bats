@@ -73,7 +73,8 @@ PY
 
 @test "threat: one sandbox reaching another (network, files in a shared mount, processes)" {
 	mkdir -p "$WORK/shared" && chmod 1777 "$WORK/shared"
-	printf 'filesystem_mounts: [{host: %s, guest: /shared, mode: rw}]\n' "$WORK/shared" > "$WORK/m.yaml"
+	# shared between sandboxes: each writes as its own host IDs, not as the owner
+	printf 'filesystem_mounts: [{host: %s, guest: /shared, mode: rw, idmap: false}]\n' "$WORK/shared" > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"
 	a=$ID
 	provision "$WORK/m.yaml"
@@ -106,7 +107,7 @@ except OSError as e:
 
 @test "threat: a sandbox turning another sandbox's mount source into a symlink to the host" {
 	mkdir -p "$WORK/shared/sub" && chmod 777 "$WORK/shared" "$WORK/shared/sub"
-	printf 'filesystem_mounts: [{host: %s, guest: /shared, mode: rw}]\n' "$WORK/shared" > "$WORK/a.yaml"
+	printf 'filesystem_mounts: [{host: %s, guest: /shared, mode: rw, idmap: false}]\n' "$WORK/shared" > "$WORK/a.yaml"
 	provision "$WORK/a.yaml"
 	assert_confined "$ID"
 	# sandbox A swaps the directory for a link to the host's /etc...
@@ -127,10 +128,140 @@ except OSError as e:
 	chmod a+rx "$WORK"
 	chmod -R a+rX "$WORK/root"
 	printf 'rootfs: %s\nfilesystem_mounts: [{host: %s, guest: /workspace, mode: rw}]\n' "$WORK/root" "$WORK/data" > "$WORK/m.yaml"
+	printf 'rootfs: ["%s"]\n' "$WORK" | policy
 	run -71 sbx-provision "$WORK/m.yaml"
 	[[ $output == *"mount point /workspace (a symlink"* ]]
 	# nothing was mounted over the link's target, and nothing is left
 	absent "$WORK/escape-target" /proc/self/mountinfo
 	run -0 sbx-ls -q
 	[ -z "$output" ]
+}
+
+@test "threat: descriptors the caller left open (a root-only file, the host's /) do not reach inside" {
+	hostile_sandbox
+	echo secret-of-the-host > "$WORK/secret"
+	chmod 600 "$WORK/secret"
+	run -1 sbx-run "$ID" -- cat /proc/self/fd/9 9<"$WORK/secret"
+	[[ $output != *secret-of-the-host* ]]
+	run -0 sbx-run "$ID" -- sh -c 'ls /proc/self/fd/8/ 2>&1; test -e /proc/$$/fd/8 || test -e /proc/$$/fd/9 || echo none' 8</ 9<"$WORK/secret"
+	[[ $output != *boot* ]] && [[ $output != *root* ]]
+	[ "$(tail -n 1 <<<"$output")" = "none" ]
+	# a directory of the host's, with Landlock off too: nothing to climb out of
+	echo 'allow: {landlock_off: true}' | policy
+	printf 'security: {landlock: false}\n' > "$WORK/nl.yaml"
+	provision "$WORK/nl.yaml"
+	assert_confined "$ID"
+	run sbx-run "$ID" -- sh -c 'touch /proc/self/fd/7/../../tmp/sbx-escape-$$; ls /proc/self/fd/7/..' 7<"$WORK"
+	[ "$status" -ne 0 ]
+	[ -z "$(find /tmp -maxdepth 1 -name 'sbx-escape-*')" ]
+}
+
+@test "threat: the entering sbx-run child is out of reach while it holds the caller's privileges and descriptors" {
+	echo 'capabilities: [CAP_SYS_PTRACE]' | policy
+	printf 'security: {capabilities: [CAP_SYS_PTRACE]}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -0 sbx-run "$ID" -- cat /proc/self/status /proc/self/uid_map
+	[[ $output == *"NoNewPrivs:	1"* ]] && [[ $output == *"Seccomp:	2"* ]]
+	[[ $output == *"CapEff:	0000000000080000"* ]]
+	not_host_root
+	echo secret-of-the-host > "$WORK/secret"
+	chmod 600 "$WORK/secret"
+	# a run held where it has joined the sandbox but not confined itself yet
+	SBX_TEST_PAUSE_AT=run-joined:/tmp/go sbx-run "$ID" -- true 9<"$WORK/secret" &
+	TEST_PIDS+=($!)
+	# a racer inside, with CAP_SYS_PTRACE, goes for it, then lets it go on
+	run -0 sbx-run "$ID" -- python3 -c '
+import os, time
+end = time.time() + 30
+pid = None
+while pid is None and time.time() < end:
+    for p in os.listdir("/proc"):
+        if p.isdigit() and p != str(os.getpid()):
+            try:
+                if open("/proc/%s/comm" % p).read().strip() == "sbx-run": pid = p
+            except OSError: pass
+    time.sleep(0.05)
+print("found", pid is not None)
+for what, get in [("exe", lambda: os.readlink("/proc/%s/exe" % pid)),
+                  ("fd", lambda: open("/proc/%s/fd/9" % pid).read()),
+                  ("fds", lambda: os.listdir("/proc/%s/fd" % pid)),
+                  ("environ", lambda: open("/proc/%s/environ" % pid).read()),
+                  ("mem", lambda: open("/proc/%s/mem" % pid, "rb"))]:
+    try:
+        print(what, "ESCAPED", get())
+    except Exception as e:
+        print(what, "blocked", type(e).__name__)
+open("/tmp/go", "w").close()'
+	echo "$output"
+	[[ $output == *"found True"* ]]
+	[[ $output != *ESCAPED* ]]
+	[[ $output != *secret-of-the-host* ]]
+	[ "$(grep -c blocked <<<"$output")" = 5 ]
+	wait "${TEST_PIDS[-1]}"
+}
+
+@test "threat: terminal injection and the caller's terminal, with the high bits of ioctl's command set" {
+	hostile_sandbox
+	# a terminal of the test's own that is no session's controlling one
+	run -0 python3 - "$ID" <<'PY'
+import os, subprocess, sys, tty
+master, slave = os.openpty()
+tty.setraw(slave)
+p = subprocess.run(["sbx-run", sys.argv[1], "--", "/hostile/highbits", "tty"], stdin=slave,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+print(p.stdout.decode(), end="")
+os.set_blocking(slave, False)
+try:
+    got = os.read(slave, 100)
+except BlockingIOError:
+    got = b""
+print("injected", len(got))
+PY
+	echo "$output"
+	[[ $output != *ESCAPED* ]]
+	[ "$(grep -c blocked <<<"$output")" = 6 ]
+	[[ $output == *"tiocgwinsz-high allowed"* ]]
+	[[ $output == *"injected 0"* ]]
+}
+
+@test "threat: AF_VSOCK, which no namespace confines, is refused (the socket is only made)" {
+	hostile_sandbox
+	run -0 sbx-run "$ID" -- /hostile/highbits
+	echo "$output"
+	[[ $output != *ESCAPED* ]]
+	[ "$(grep -c '^vsock.* blocked (EAFNOSUPPORT)' <<<"$output")" = 3 ]
+	[[ $output == *"unix-socket allowed"* ]]
+}
+
+@test "threat: what the host gives away through /proc is masked; processes say what they are" {
+	hostile_sandbox
+	run -0 sbx-run "$ID" -- sh -c 'for f in cmdline config.gz keys key-users timer_list kallsyms kcore sched_debug; do
+		[ -e /proc/$f ] || continue; printf "%s %s\n" $f "$(head -c 64 /proc/$f 2>/dev/null | wc -c)"; done
+		for d in acpi scsi pressure asound; do [ -d /proc/$d ] && printf "%s %s\n" $d "$(ls /proc/$d | wc -l)"; done; true'
+	echo "$output"
+	[ -n "$output" ]
+	[ "$(grep -cv ' 0$' <<<"$output")" = 0 ]
+	[[ $output == *"cmdline 0"* ]]
+	# init and the watchdog are named for what they are, inside and on the host
+	run -0 sbx-run "$ID" -- cat /proc/1/cmdline
+	[ "$(tr '\0' ' ' <<<"$output" | sed 's/ *$//')" = "sbx-init $ID" ]
+	[ "$(tr '\0' ' ' < "/proc/$(state "$ID" pid)/cmdline" | sed 's/ *$//')" = "sbx-init $ID" ]
+	[ "$(tr '\0' ' ' < "/proc/$(state "$ID" watchdog_pid)/cmdline" | sed 's/ *$//')" = "sbx-watchdog $ID" ]
+	[[ $(cat "/proc/$(state "$ID" pid)/cmdline") != *hostile.yaml* ]]
+}
+
+@test "threat: init, which holds the namespaces, keeps no capability and no way to be used" {
+	hostile_sandbox
+	run -0 sbx-run "$ID" -- grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/1/status
+	[ "$output" = "CapEff:	0000000000000000
+CapBnd:	0000000000000000
+NoNewPrivs:	1
+Seccomp:	2" ]
+	run -0 sbx-run "$ID" -- python3 -c '
+for p in ["/proc/1/mem", "/proc/1/environ"]:
+    try:
+        open(p, "rb").read(1); print(p, "ESCAPED")
+    except OSError as e:
+        print(p, "blocked", e.errno)'
+	[[ $output != *ESCAPED* ]]
 }

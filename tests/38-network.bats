@@ -248,6 +248,7 @@ probe() {
 	# with CAP_NET_ADMIN inside, only the sandbox's own namespace changes
 	m=$(allow "$R:8080")
 	printf 'security:\n  capabilities: [CAP_NET_ADMIN]\n' >> "$m"
+	echo 'capabilities: [CAP_NET_ADMIN]' | policy
 	provision "$m"
 	run -0 sbx-run "$ID" -- cat /proc/self/uid_map
 	not_host_root
@@ -324,6 +325,13 @@ probe() {
 	run -65 sbx-provision - <<<'network_policy: host'
 	[[ $output == *"network_policy: host is allowed only with trust: trusted"* ]]
 	[ "$(id -u)" -eq 0 ] || skip "the rest needs root"
+	# a claim of trust is not a grant: the operator's policy must allow both
+	run -77 sbx-provision - <<<'{network_policy: host, trust: trusted}'
+	[[ $output == *"trust: trusted: not allowed by the built-in policy"* ]]
+	echo 'max_trust: trusted' | policy
+	run -77 sbx-provision - <<<'{network_policy: host, trust: trusted}'
+	[[ $output == *"network_policy: host: not allowed by the policy ($SBX_ROOT/policy.yaml, which keeps the built-in rule: deny-all, egress-allow-list only)"* ]]
+	printf 'max_trust: trusted\nnetwork_policies: [deny-all, host]\n' | policy
 	run -0 --separate-stderr sbx-provision - <<<'{network_policy: host, trust: trusted}'
 	ID=$output
 	[[ $stderr == *"WARNING"*"host's network"* ]]

@@ -22,6 +22,23 @@ while True:
 	run -0 sbx-run "$ID" -- echo alive
 }
 
+@test "the OOM killer takes the run's processes, never init: a tmpfs filled to the memory limit leaves the sandbox alive" {
+	printf 'resource_allocation: {memory_mb: 128, pids: 64}\ntmpfs: [{guest: /tmp, size_mb: 512}]\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	pid=$(state "$ID" pid)
+	# tmpfs pages are charged to the sandbox and belong to no process: small
+	# writers, each smaller than init, so only oom_score_adj keeps init alive
+	run -137 sbx-run --trace "$WORK/t.yaml" "$ID" -- sh -c 'i=0
+		while [ $i -lt 400 ]; do head -c 1048576 /dev/zero > /tmp/f$i || exit 3; i=$((i + 1)); done'
+	[ "$(field "$WORK/t.yaml" oom_killed)" = "true" ]
+	[ "$(field "$WORK/t.yaml" kill_reason)" = "memory" ]
+	[[ $(ps -o stat= -p "$pid") != Z* ]]
+	[ "$(state "$ID" status)" = ready ]
+	run -0 sbx-run "$ID" -- cat /proc/1/oom_score_adj /proc/self/oom_score_adj
+	[ "${lines[1]}" = 1000 ]
+}
+
 @test "a bounded fork bomb hits pids.max and the host is unaffected" {
 	printf 'resource_allocation: {pids: 32, memory_mb: 256}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"

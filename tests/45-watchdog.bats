@@ -75,6 +75,19 @@ wait_gone() {
 	[[ $output == *'kill_reason: "wall-clock"'* ]]
 }
 
+@test "with its watchdog SIGKILLed, an idle sandbox still ends at its deadline: its init leaves and takes everything with it" {
+	printf 'resource_allocation: {max_wall_clock_s: 2, pids: 32}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	pid=$(state "$ID" pid)
+	spec=$(state "$ID" cgroup)
+	kill -9 "$(state "$ID" watchdog_pid)"
+	# no run, no watchdog, no sweep: init alone keeps the deadline (a generous bound)
+	run -0 wait_gone "$pid" 30
+	[ "$(state "$ID" status)" = terminated ]
+	[[ $(sbx-inspect "$ID") == *'kill_reason: "wall-clock"'* ]]
+	run -125 sbx-run "$ID" -- true
+}
+
 @test "sbx-watchdog --all supervises sandboxes provisioned without their own" {
 	printf 'resource_allocation: {max_wall_clock_s: 1, pids: 32}\n' > "$WORK/m.yaml"
 	provision --no-watchdog "$WORK/m.yaml"

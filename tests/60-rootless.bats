@@ -21,6 +21,10 @@ setup() {
 	chmod 755 "$RL" "$RL/bin"
 	cp "$MANIFESTS/minimal.yaml" "$FIXTURES/syscalls.py" "$RL/"
 	printf '{}\n' > "$RL/nolimits.yaml"
+	# the built-in defaults (1 CPU, 512 MiB, pids, a disk quota for a writable
+	# root) need a cgroup and root: this caller's policy has none of them
+	mkdir -m 700 "$RL/root"
+	printf 'defaults: {cpu_cores: null, memory_mb: null, pids: null, disk_mb: null}\n' > "$RL/root/policy.yaml"
 	chown -R "$RL_UID:$RL_UID" "$RL"
 	WORK=$(mktemp -d /tmp/sbx-work.XXXXXX)
 }
@@ -69,6 +73,10 @@ teardown() {
 	fi
 	run -69 as_user sbx-provision "$RL/minimal.yaml"
 	[[ $output == *"cannot be enforced"* ]]
+	# the built-in policy's defaults too, and the message says where they came from
+	rm "$RL/root/policy.yaml"
+	run -69 as_user sbx-provision "$RL/nolimits.yaml"
+	[[ $output == *"cannot be enforced"*"the policy's defaults: cpu_cores 1, memory_mb 512, pids 1024"*"policy.yaml"* ]]
 	printf 'resource_allocation: {disk_mb: 16}\n' > "$RL/disk.yaml"
 	chown "$RL_UID" "$RL/disk.yaml"
 	run -69 as_user sbx-provision "$RL/disk.yaml"

@@ -29,8 +29,12 @@ replay() {
 	replay audit "$REPO"/tests/fuzz/corpus/audit/*
 }
 
+@test "fuzz corpus: operator policies" {
+	replay policy "$REPO"/tests/fuzz/corpus/policy/* "$REPO"/tests/fuzz/corpus/manifest/*
+}
+
 @test "fuzz corpus: seccomp policy files" {
-	replay policy "$REPO"/tests/fuzz/corpus/policy/*
+	replay seccomp "$REPO"/tests/fuzz/corpus/seccomp/*
 }
 
 @test "fuzz corpus: snapshot layers (hostile, truncated, and real ones with whiteouts)" {

@@ -38,6 +38,11 @@ manifest() {
 	printf '%s\n' "$WORK/$1"
 }
 
+# The operator's policy of this test's state root, from stdin (sbx-policy(5)).
+policy() {
+	cat > "$SBX_ROOT/policy.yaml"
+}
+
 # Provision from stdin or a file; sets $ID.
 provision() {
 	run -0 sbx-provision "$@"

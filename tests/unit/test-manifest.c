@@ -75,7 +75,7 @@ main(void)
 	ok(parse("{}", &m, &e) == 0 && sbx_manifest_defaults(&m, &e) == 0 &&
 	    strcmp(m.network_policy, "deny-all") == 0 && m.read_only_root == 1 &&
 	    m.security.landlock == 1 && m.security.no_new_privileges == 1 &&
-	    m.security.capabilities.n == 0 && m.res.max_wall_clock_s == 3600 &&
+	    m.security.capabilities.n == 0 && m.res.max_wall_clock_s == 300 &&
 	    strcmp(m.user, "0:0") == 0, "manifest: defaults are least privilege");
 	sbx_manifest_free(&m);
 	ok(parse("isolation_level: auto\ntrust: trusted\n", &m, &e) == 0 &&
