@@ -15,7 +15,8 @@
 #include "s3.h"
 #include "util.h"
 
-enum ftype { F_STR, F_INT, F_NUM, F_BOOL, F_MAP, F_STRV, F_MOUNTS, F_TMPFS, F_ENV, F_USER };
+enum ftype { F_STR, F_INT, F_NUM, F_BOOL, F_MAP, F_STRV, F_MOUNTS, F_TMPFS, F_ENV, F_USER,
+	F_PORTS };
 
 typedef int (*check_fn)(const char *s, char *why, size_t size);
 
@@ -186,6 +187,20 @@ bad:
 }
 
 static int
+check_port(const char *s, char *why, size_t size)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*s && *end == '\0' && !errno && v >= 1 && v <= 65535 && isdigit((unsigned char)*s))
+		return 0;
+	snprintf(why, size, "'%.40s' is not a port from 1 to 65535", s);
+	return -1;
+}
+
+static int
 check_user(const char *s, char *why, size_t size)
 {
 	unsigned u, g;
@@ -271,6 +286,8 @@ static const struct field sec_fields[] = {
 	{ "capabilities", F_STRV, C(capabilities), 0, 0, NULL, check_cap, NULL, 0, 0 },
 	{ "no_new_privileges", F_BOOL, C(no_new_privileges), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "landlock", F_BOOL, C(landlock), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "landlock_network", F_BOOL, C(landlock_network), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "bind_ports", F_PORTS, C(bind_ports), 0, 0, NULL, check_port, NULL, 0, 0 },
 	END
 };
 
@@ -647,7 +664,8 @@ parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, stru
 		if (f->present_off)
 			*AT(m, f->present_off, int) = 1;
 		return parse_map(c, v, f->sub, m, f->key);
-	case F_STRV: {
+	case F_STRV:
+	case F_PORTS: {
 		struct sbx_strv *sv = AT(base, f->off, struct sbx_strv);
 		char why[512];
 
@@ -657,6 +675,9 @@ parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, stru
 		for (i = 0; i < v->n; i++) {
 			char *tmp = NULL;
 
+			if (f->type == F_PORTS && (want(c, v->kids[i], SBX_SCALAR, f->key) == -1 ||
+			    !v->kids[i]->plain))
+				return nerr(c, v->kids[i], "%s: expected a port number", f->key);
 			if (get_str(c, v->kids[i], f->key, NULL, NULL, &tmp) == -1)
 				return -1;
 			free(tmp);
@@ -729,7 +750,7 @@ sbx_manifest_init(struct sbx_manifest *m)
 	m->snapshot.interval_s = m->snapshot.keep = SBX_UNSET_INT;
 	m->max_fork_factor = SBX_UNSET_INT;
 	m->egress_refresh_s = SBX_UNSET_INT;
-	m->security.no_new_privileges = m->security.landlock = -1;
+	m->security.no_new_privileges = m->security.landlock = m->security.landlock_network = -1;
 	sbx_trace_init(&m->trace);
 	m->rt.pid = m->rt.start_ticks = SBX_UNSET_INT;
 	m->rt.uid_base = m->rt.gid_base = m->rt.id_count = SBX_UNSET_INT;
@@ -799,6 +820,7 @@ sbx_manifest_free(struct sbx_manifest *m)
 	free(m->snapshot.last_snapshot_id);
 	free(m->security.seccomp);
 	sbx_strv_free(&m->security.capabilities);
+	sbx_strv_free(&m->security.bind_ports);
 	free(m->user);
 	for (i = 0; i < m->n_env; i++) {
 		free(m->env[i].key);
@@ -964,6 +986,21 @@ sbx_manifest_defaults(struct sbx_manifest *m, struct sbx_err *e)
 		m->security.no_new_privileges = 1;
 	if (m->security.landlock == -1)
 		m->security.landlock = 1;
+	/* By port, Landlock also stops the sandbox's own servers on lo: on for
+	 * the code trusted least, a choice for the rest. */
+	if (m->security.landlock_network == -1)
+		m->security.landlock_network = strcmp(m->trust, "sensitive") == 0;
+	if (m->security.landlock_network == 1 && strcmp(m->network_policy, "host") == 0)
+		return sbx_err_set(e, SBX_EX_DATAERR, "security.landlock_network: the host's network "
+		    "cannot be bounded by ports");
+	for (i = 0; m->security.landlock_network == 1 && i < m->allowed_egress.n; i++)
+		if (strcmp(strrchr(m->allowed_egress.v[i], ':'), ":*") == 0)
+			return sbx_err_set(e, SBX_EX_DATAERR, "allowed_egress: '%s' allows any port, "
+			    "which security.landlock_network cannot (it bounds ports)",
+			    m->allowed_egress.v[i]);
+	if (m->security.bind_ports.n > 0 && m->security.landlock_network != 1)
+		return sbx_err_set(e, SBX_EX_DATAERR, "security.bind_ports needs "
+		    "landlock_network: true");
 	/* A workspace the sandbox writes is its owner's: mapped, unless told not. */
 	for (i = 0; i < m->n_mounts; i++)
 		if (m->mounts[i].idmap == -1)
@@ -1007,7 +1044,8 @@ tree_field(const struct sbx_manifest *m, const struct field *f)
 		if (f->present_off && !*CAT(m, f->present_off, int))
 			return NULL;
 		return tree_map(m, f->sub);
-	case F_STRV: {
+	case F_STRV:
+	case F_PORTS: {
 		const struct sbx_strv *sv = CAT(m, f->off, struct sbx_strv);
 
 		if (sv->n == 0 && f->off != offsetof(struct sbx_manifest, security.capabilities))
@@ -1015,7 +1053,8 @@ tree_field(const struct sbx_manifest *m, const struct field *f)
 		if ((n = sbx_node_new(SBX_SEQ)) == NULL)
 			return NULL;
 		for (i = 0; i < sv->n; i++)
-			sbx_node_add(n, NULL, sbx_node_str(sv->v[i]));
+			sbx_node_add(n, NULL, f->type == F_PORTS ? sbx_node_raw(sv->v[i]) :
+			    sbx_node_str(sv->v[i]));
 		return n;
 	}
 	case F_MOUNTS:
@@ -1092,6 +1131,69 @@ sbx_manifest_copy(const struct sbx_manifest *m, struct sbx_manifest *out, struct
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	r = sbx_manifest_from_node("manifest", t, out, e);
 	sbx_node_free(t);
+	return r;
+}
+
+/* The first place two trees differ, as a key path ("resource_allocation.memory_mb"). */
+static int
+node_diff(const struct sbx_node *a, const struct sbx_node *b, char *path, size_t size)
+{
+	size_t i, j, n = strlen(path);
+
+	if (a == NULL || b == NULL)
+		return a != b;
+	if (a->type != b->type)
+		return 1;
+	if (a->type == SBX_SCALAR)
+		return strcmp(a->str, b->str) != 0;
+	if (a->type == SBX_SEQ) {
+		if (a->n != b->n)
+			return 1;
+		for (i = 0; i < a->n; i++)
+			if (node_diff(a->kids[i], b->kids[i], path, size)) {
+				if (path[n] == '\0')
+					snprintf(path + n, size - n, "[%zu]", i);
+				return 1;
+			}
+		return 0;
+	}
+	/* Maps: every key of either, in a's order then b's. */
+	for (j = 0; j < 2; j++) {
+		const struct sbx_node *x = j ? b : a, *y = j ? a : b;
+
+		for (i = 0; i < x->n; i += 2) {
+			snprintf(path + n, size - n, "%s%s", n ? "." : "", x->kids[i]->str);
+			if (node_diff(x->kids[i + 1], sbx_node_get(y, x->kids[i]->str), path, size))
+				return 1;
+			path[n] = '\0';
+		}
+	}
+	return 0;
+}
+
+int
+sbx_manifest_diff(const struct sbx_manifest *a, const struct sbx_manifest *b, char *key,
+    size_t size)
+{
+	struct sbx_manifest ca, cb;
+	struct sbx_node *ta = NULL, *tb = NULL;
+	int r = -1;
+
+	key[0] = '\0';
+	if (sbx_manifest_copy(a, &ca, NULL) == -1)
+		return -1;
+	if (sbx_manifest_copy(b, &cb, NULL) == -1) {
+		sbx_manifest_free(&ca);
+		return -1;
+	}
+	sbx_manifest_strip_state(&ca);
+	sbx_manifest_strip_state(&cb);
+	if ((ta = sbx_manifest_tree(&ca)) != NULL && (tb = sbx_manifest_tree(&cb)) != NULL)
+		r = node_diff(ta, tb, key, size);
+	sbx_node_free(ta);
+	sbx_node_free(tb);
+	sbx_manifest_free(&ca);
+	sbx_manifest_free(&cb);
 	return r;
 }
 

@@ -55,6 +55,8 @@ struct sbx_security {
 	char *seccomp;
 	struct sbx_strv capabilities;
 	int no_new_privileges, landlock;
+	int landlock_network;         /* TCP connect/bind by port, Landlock's second layer */
+	struct sbx_strv bind_ports;   /* with landlock_network: the ports it may bind */
 };
 
 /* What a run used, measured by the kernel (SPEC §5). */
@@ -130,6 +132,10 @@ void sbx_manifest_free(struct sbx_manifest *m);
 void sbx_manifest_strip_state(struct sbx_manifest *m);
 /* A deep copy of m (through its document tree). */
 int sbx_manifest_copy(const struct sbx_manifest *m, struct sbx_manifest *out, struct sbx_err *e);
+/* Do a and b ask for the same sandbox (state keys aside)? 0 yes, 1 no with key
+ * the first key that differs, -1 out of memory. */
+int sbx_manifest_diff(const struct sbx_manifest *a, const struct sbx_manifest *b, char *key,
+    size_t size);
 /* The document tree of m, state keys included when set. */
 struct sbx_node *sbx_manifest_tree(const struct sbx_manifest *m);
 int sbx_manifest_emit(FILE *f, const struct sbx_manifest *m, enum sbx_format fmt);

@@ -68,6 +68,9 @@ ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 	if (m->security.landlock == 1 && sbx_landlock_abi() < 1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock: the kernel has no "
 		    "Landlock (set landlock: false to run without it)");
+	if (m->security.landlock_network == 1 && sbx_landlock_abi() < 4)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock_network: the kernel's "
+		    "Landlock has no network rules (ABI 4, Linux 6.7)");
 	if (m->security.no_new_privileges == 0 && (strcmp(m->security.seccomp, "unconfined") ||
 	    m->security.landlock))
 		return sbx_err_set(e, SBX_EX_DATAERR, "security.no_new_privileges: false needs "
@@ -940,6 +943,30 @@ writable_paths(const struct sbx_manifest *m, const char **w, size_t max)
 	return n;
 }
 
+/* Landlock for a run: the filesystem's rules, and with landlock_network the
+ * TCP ports of allowed_egress to connect to and bind_ports to bind. */
+static int
+restrict_landlock(const struct sbx_manifest *m, const char **w, size_t max, struct sbx_err *e)
+{
+	unsigned connect[256], bind[256];
+	struct sbx_landlock_net net = { connect, 0, bind, 0 };
+	size_t i, j;
+
+	for (i = 0; i < m->allowed_egress.n && net.n_connect < SBX_ARRAY_LEN(connect); i++) {
+		unsigned port = (unsigned)strtoul(strrchr(m->allowed_egress.v[i], ':') + 1, NULL, 10);
+
+		for (j = 0; j < net.n_connect && connect[j] != port; j++)
+			;
+		if (j == net.n_connect)
+			connect[net.n_connect++] = port;
+	}
+	for (i = 0; i < m->security.bind_ports.n && i < SBX_ARRAY_LEN(bind); i++)
+		bind[net.n_bind++] = (unsigned)strtoul(m->security.bind_ports.v[i], NULL, 10);
+	return sbx_landlock_restrict(m->security.landlock ? w : NULL,
+	    m->security.landlock ? writable_paths(m, w, max) : 0,
+	    m->security.landlock_network == 1 ? &net : NULL, e);
+}
+
 static void __attribute__((noreturn))
 run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, int nsflags,
     int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, int gofd, const struct sbx_seccomp_prog *prog)
@@ -1007,8 +1034,8 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "no_new_privs");
 		goto fail;
 	}
-	if (m->security.landlock &&
-	    sbx_landlock_restrict(w, writable_paths(m, w, SBX_ARRAY_LEN(w)), &ce.e) == -1)
+	if ((m->security.landlock || m->security.landlock_network == 1) &&
+	    restrict_landlock(m, w, SBX_ARRAY_LEN(w), &ce.e) == -1)
 		goto fail;
 	/* Last: from here on, only the profile's calls work. */
 	if (sbx_seccomp_load_program(prog, &ce.e) == -1)

@@ -68,6 +68,34 @@ check_policy(const struct sbx_policy *pol, const struct sbx_store *s,
 	return r;
 }
 
+/*
+ * Idempotent: a retried provision (the same sandbox_id, the same manifest
+ * once defaults are in) gets the sandbox it made before, and m becomes its
+ * state. The same ID with another manifest is the caller's mistake (65).
+ */
+static int
+provisioned(const struct sbx_store *s, struct sbx_manifest *m, int *existed, struct sbx_err *e)
+{
+	struct sbx_manifest old;
+	char key[256];
+	int d;
+
+	if (sbx_sandbox_view(s, m->sandbox_id, &old, e) == -1)
+		return -1;
+	/* What the sandbox was made with; the view's status is not its manifest. */
+	if ((d = sbx_manifest_diff(m, &old, key, sizeof key)) != 0) {
+		sbx_manifest_free(&old);
+		if (d == -1)
+			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		return sbx_err_set(e, SBX_EX_DATAERR, "sandbox_id %s exists with another manifest: "
+		    "%s differs (destroy it first, or choose another ID)", m->sandbox_id, key);
+	}
+	sbx_manifest_free(m);
+	*m = old;
+	*existed = 1;
+	return 0;
+}
+
 /* A host that cannot enforce a limit the manifest never asked for (the
  * policy's default): say where it came from and how to do without. */
 static int
@@ -111,19 +139,8 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 		return sbx_err_prefix(e, "security.seccomp");
 	if (dry_run)
 		return 0;
-	if (m->sandbox_id != NULL && sbx_store_exists(s, m->sandbox_id)) {
-		/* Idempotent: a retried provision returns the sandbox it made before. */
-		char *keep = strdup(m->sandbox_id);
-		int r;
-
-		sbx_manifest_free(m);
-		if (keep == NULL)
-			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-		*existed = 1;
-		r = sbx_sandbox_view(s, keep, m, e);
-		free(keep);
-		return r;
-	}
+	if (m->sandbox_id != NULL && sbx_store_exists(s, m->sandbox_id))
+		return provisioned(s, m, existed, e);
 	if ((drv = sbx_driver_for(m, e)) == NULL || drv->check(s, m, e) == -1 ||
 	    check_backend(s, m, e) == -1)
 		return unenforceable(s, defaulted, e);

@@ -35,6 +35,15 @@ load helpers
 	[ "$ID" = "job-42.step-1" ]
 	[ "$(state "$ID" pid)" = "$pid" ]
 	[ "$(sbx-ls -q | wc -l)" -eq 1 ]
+	# the same ID with another manifest is a mistake, not the sandbox asked for
+	printf 'sandbox_id: job-42.step-1\nread_only_root: true\nresource_allocation: {pids: 32, memory_mb: 64}\n' > "$WORK/other.yaml"
+	run -65 sbx-provision "$WORK/other.yaml"
+	[[ $output == *"sandbox_id job-42.step-1 exists with another manifest: resource_allocation.memory_mb differs"* ]]
+	printf 'sandbox_id: job-42.step-1\nuser: 1000:1000\nresource_allocation: {pids: 32}\n' > "$WORK/other.yaml"
+	run -65 sbx-provision -o yaml "$WORK/other.yaml"
+	[[ $output == *": user differs"* ]]
+	[ "$(state "$ID" pid)" = "$pid" ]
+	[ "$(state "$ID" memory_mb)" = 512 ]
 }
 
 @test "an illegal or unknown ID is refused before it becomes a path" {

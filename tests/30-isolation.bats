@@ -385,3 +385,34 @@ socketpair ok" ]
 	run -125 sbx-run "$ID" -- true
 	[[ $output == *"does not match its digest"* ]]
 }
+
+@test "Landlock's network rules (landlock_network): only bind_ports may listen, and no TCP connect goes out, not even on the sandbox's own lo" {
+	probe='
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 7000)); s.listen(1); print("bind-7000 ok")
+for what, call in [("bind-7001", lambda: socket.socket().bind(("127.0.0.1", 7001))),
+                   ("connect-7000", lambda: socket.create_connection(("127.0.0.1", 7000), 2))]:
+    try:
+        call(); print(what, "ok")
+    except OSError as e:
+        print(what, e.errno)'
+	# without: the network namespace lets the sandbox's own servers be
+	provision - <<<'{}'
+	run -0 sbx-run "$ID" -- python3 -c "$probe"
+	[ "$output" = "bind-7000 ok
+bind-7001 ok
+connect-7000 ok" ]
+	# with: Landlock alone refuses (EACCES), where no other layer would
+	provision - <<<'security: {landlock_network: true, bind_ports: [7000]}'
+	assert_confined "$ID"
+	run -0 sbx-run "$ID" -- python3 -c "$probe"
+	[ "$output" = "bind-7000 ok
+bind-7001 13
+connect-7000 13" ]
+	# on for the code trusted least; refused where ports cannot say it
+	run -0 sbx-provision -n -o json - <<<'trust: sensitive'
+	[[ $output == *'"landlock_network":true'* ]]
+	run -65 sbx-provision -n - <<<'{network_policy: egress-allow-list, allowed_egress: ["10.1.0.0/16:*"], security: {landlock_network: true}}'
+	[[ $output == *"allows any port"* ]]
+	run -65 sbx-provision -n - <<<'security: {bind_ports: [80]}'
+}

@@ -110,6 +110,24 @@ probe() {
 	run -0 sbx-gc --verify-audit
 }
 
+@test "allow-list: Landlock's port rules (landlock_network) are a second layer under the host's: each refuses on its own" {
+	needs_net
+	remote_up R
+	m=$(allow "$R:8080")
+	printf 'security: {landlock_network: true}\n' >> "$m"
+	provision "$m"
+	assert_confined "$ID"
+	# the allowed port passes both; the other one Landlock refuses in the
+	# sandbox (EACCES) before a packet leaves
+	run -0 probe "$ID" "tcp:$R:8080" "tcp:$R:8081"
+	[[ ${lines[0]} == "tcp:$R:8080 connected "* ]]
+	[[ ${lines[1]} == "tcp:$R:8081 refused-13 "* ]]
+	# without Landlock's rules, the host's rules refuse that port alone (a reset)
+	provision "$(allow "$R:8080")"
+	run -0 probe "$ID" "tcp:$R:8081"
+	[[ ${lines[0]} == "tcp:$R:8081 refused-111 "* ]]
+}
+
 @test "allow-list: IPv6: the allowed destination answers; its other port, UDP and IPv4 are refused" {
 	needs_net
 	[ -e /proc/sys/net/ipv6 ] || skip "this kernel has no IPv6"
