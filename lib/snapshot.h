@@ -37,7 +37,8 @@ struct sbx_snap_layer {
 
 struct sbx_snapshot {
 	char *snapshot_id, *parent, *lineage, *source_sandbox, *base_rootfs, *created_at, *reason;
-	struct sbx_snap_layer *layers;     /* bottom first; the last is the snapshot's own */
+	struct sbx_snap_layer *layers;     /* bottom first, each once; the last is the
+	                                    * snapshot's own (or the same tree already there) */
 	size_t n_layers;
 	struct sbx_manifest manifest;      /* the source sandbox's, without state keys */
 };
@@ -66,7 +67,9 @@ struct sbx_snap_opts {
  */
 int sbx_snapshot_create(const struct sbx_store *s, const char *sid,
     const struct sbx_snap_opts *opts, char out[SBX_ID_MAX + 1], struct sbx_err *e);
-/* Recompute every layer's digest; damage is exit 1 naming the layer. */
+/* Recompute every layer's digest and check what mounting needs (a chain
+ * overlayfs can stack, a base root that is there); damage is exit 1 naming
+ * the layer. */
 int sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /* Remove a snapshot's metadata (its layers go with retention). A snapshot a
  * live sandbox was made from is exit 75. */
@@ -106,8 +109,14 @@ int sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long
 
 /* The store's parts, for stores elsewhere (remote.c) */
 
-/* Parse metadata read from name (untrusted: every field is checked). */
+/* Parse metadata read from name (untrusted: every field is checked, and a
+ * chain that names a layer twice is refused). sbx_snapshot_load reads this
+ * store's own metadata more kindly: a layer an earlier sbx named twice is
+ * kept once, at its topmost place (the same tree; see chain_dedupe). */
 int sbx_snapshot_parse(const char *name, const char *buf, size_t len, struct sbx_snapshot *sn,
+    struct sbx_err *e);
+/* Whether overlayfs can stack sn's chain: 1 to SBX_MAX_LAYERS layers, none twice (65). */
+int sbx_snapshot_chain_check(const char *name, const struct sbx_snapshot *sn,
     struct sbx_err *e);
 /* Write a snapshot's metadata, never in place of one (two snapshots given the
  * same ID at once: the second fails, errno EEXIST). */

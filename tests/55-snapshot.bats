@@ -260,6 +260,63 @@ fork: {max_fork_factor: 2}'
 	run -66 sbx-snap import "$WORK/none.tar"
 }
 
+# digests SNAP: the layer digests of the snapshot's chain, one a line.
+digests() {
+	sbx-snap inspect "$1" | sed -n 's/.*digest: "sha256:\(.*\)"/\1/p'
+}
+
+@test "a chain stacks each layer once: unchanged sandboxes snapshot and fork again and again" {
+	# the default manifest: nothing changes, every layer is the same empty one
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-snap "$ID"; s=$output
+	run -0 sbx-fork "$s"; k=$output
+	run -0 sbx-snap "$k"; s2=$output
+	[ "$(digests "$s2")" = "$(digests "$s")" ]
+	run -0 sbx-snap verify "$s2"
+	run -0 sbx-fork "$s2"
+	run -0 sbx-run "$output" -- true
+	# an idle writable sandbox snapshotted back to back: the same diff each time
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'mkdir /root/d; echo kept > /root/d/f'
+	for i in 1 2 3 4; do
+		run -0 sbx-snap "$ID"; last=$output
+	done
+	run -0 digests "$last"
+	[ "$(sort -u <<<"$output" | wc -l)" -eq "${#lines[@]}" ]
+	run -0 sbx-snap verify "$last"
+	run -0 sbx-fork "$last"; k=$output
+	run -0 sbx-run "$k" -- cat /root/d/f
+	[ "$output" = kept ]
+	# and a fork of it snapshotted unchanged (as --select of an idle winner does)
+	run -0 sbx-fork --select "$k"
+	run -0 sbx-fork "$output"
+	run -0 sbx-run "$output" -- cat /root/d/f
+}
+
+@test "a chain that names a layer twice: refused from an archive, mounted once from this store" {
+	local d escape="$WORK/escape"
+	mkdir -p "$escape" "$SBX_ROOT/layers" "$SBX_ROOT/snapshots"
+	python3 "$FIXTURES/mklayer.py" twice "$WORK/twice" "$escape"
+	run -65 sbx-snap import "$WORK/twice/export.tar"
+	[[ $output == *"named twice in the chain"* ]]
+	[ -z "$(sbx-snap list)" ]
+	# as an earlier sbx left it in this store: each layer mounted once
+	d=$(cat "$WORK/twice/digest")
+	cp "$WORK/twice/layer.tar.zst" "$SBX_ROOT/layers/$d.tar.zst"
+	cp "$WORK/twice/snapshot.yaml" "$SBX_ROOT/snapshots/snap-twice.yaml"
+	run -0 sbx-snap verify snap-twice
+	[ "$(digests snap-twice)" = "$d" ]
+	run -0 sbx-fork snap-twice
+	run -0 sbx-run "$output" -- test -d /dir
+	# what leaves this store names it once, and imports elsewhere
+	run -0 sbx-snap export -f "$WORK/out.tar" snap-twice
+	other=$(mktemp -d /tmp/sbx-test.XXXXXX)
+	chmod 711 "$other"
+	SBX_ROOT=$other run -0 sbx-snap import "$WORK/out.tar"
+	SBX_ROOT=$other run -0 sbx-snap verify snap-twice
+	rm -rf "$other"
+}
+
 @test "hostile layers are refused with 65 and write nothing outside the target" {
 	local k d escape="$WORK/escape"
 	mkdir -p "$escape" "$SBX_ROOT/layers" "$SBX_ROOT/snapshots"
