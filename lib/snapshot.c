@@ -1411,18 +1411,6 @@ sbx_snap_set_find(const struct sbx_snap_set *a, const char *id)
 	return -1;
 }
 
-/* Keep i and the chain of parents it stacks on. */
-static void
-keep_chain(struct sbx_snap_set *a, long i)
-{
-	while (i >= 0) {
-		a->keep[i] = 2;
-		i = sbx_snap_set_find(a, a->v[i].parent);
-		if (i >= 0 && a->keep[i] == 2)
-			break;
-	}
-}
-
 int
 sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex)
 {
@@ -1490,29 +1478,33 @@ collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run,
 	}
 }
 
-/* Keep the chains of live sandboxes of store s (NULL: none) and of kept snapshots. */
+/*
+ * Keep the snapshots live sandboxes of store s (NULL: none) were made from:
+ * their next snapshot stacks on that one's chain. A kept snapshot needs no
+ * other snapshot: its metadata lists every layer of its chain, and the
+ * layers stay while any kept snapshot names them (collect).
+ */
 static void
-close_keep(const struct sbx_store *s, struct sbx_snap_set *a)
+keep_live(const struct sbx_store *s, struct sbx_snap_set *a)
 {
 	char **ids;
 	size_t n, i;
+	long k;
 
-	if (s && sbx_store_list(s, &ids, &n, NULL) == 0) {
-		for (i = 0; i < n; i++) {
-			struct sbx_manifest m;
+	if (s == NULL || sbx_store_list(s, &ids, &n, NULL) == -1)
+		return;
+	for (i = 0; i < n; i++) {
+		struct sbx_manifest m;
 
-			if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
-				if (m.rootfs && m.status && strcmp(m.status, "terminated") != 0)
-					keep_chain(a, sbx_snap_set_find(a, m.rootfs));
-				sbx_manifest_free(&m);
-			}
-			free(ids[i]);
+		if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
+			if (m.rootfs && m.status && strcmp(m.status, "terminated") != 0 &&
+			    (k = sbx_snap_set_find(a, m.rootfs)) >= 0 && !a->keep[k])
+				a->keep[k] = 2;
+			sbx_manifest_free(&m);
 		}
-		free(ids);
+		free(ids[i]);
 	}
-	for (i = 0; i < a->n; i++)
-		if (a->keep[i] == 1)
-			keep_chain(a, (long)i);
+	free(ids);
 }
 
 void
@@ -1538,7 +1530,7 @@ sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live, long l
 		if (newer < keep_last)
 			a->keep[i] = 1;
 	}
-	close_keep(live, a);
+	keep_live(live, a);
 }
 
 /* Remove the snapshots not kept, then what no kept one names. */
@@ -1597,8 +1589,16 @@ no_report(void *ctx, const char *kind, const char *name)
 	(void)name;
 }
 
+/* The snapshots a sandbox's snapshot policy makes (and snapshot.keep counts). */
+static int
+automatic(const struct sbx_snapshot *sn, const char *sid)
+{
+	return sn->source_sandbox && strcmp(sn->source_sandbox, sid) == 0 && sn->reason &&
+	    (strcmp(sn->reason, "periodic") == 0 || strcmp(sn->reason, "before-destroy") == 0);
+}
+
 int
-sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long long keep,
+sbx_snapshot_prune(const struct sbx_store *s, const char *sid, long long keep,
     struct sbx_err *e)
 {
 	struct sbx_snap_set a;
@@ -1612,14 +1612,9 @@ sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long lon
 		close(lock);
 		return -1;
 	}
-	for (i = a.n; i-- > 0;) {
-		int periodic = a.v[i].source_sandbox && strcmp(a.v[i].source_sandbox, sid) == 0 &&
-		    a.v[i].reason &&
-		    strcmp(a.v[i].reason, "periodic") == 0;
-
-		a.keep[i] = !periodic || newer++ < keep;
-	}
-	close_keep(s, &a);
+	for (i = a.n; i-- > 0;)
+		a.keep[i] = !automatic(&a.v[i], sid) || newer++ < keep;
+	keep_live(s, &a);
 	r = sweep(s, &a, 0, no_report, NULL, e);
 	sbx_snap_set_free(&a);
 	close(lock);

@@ -96,14 +96,17 @@ typedef void (*sbx_snap_report)(void *ctx, const char *kind, const char *name);
 /*
  * Retention: keep the newest keep_last snapshots of each lineage (0: all) and
  * those younger than max_age_s (0: no age limit; with both, a snapshot kept by
- * either stays), plus every snapshot in the parent chain of a kept one or of a
- * live sandbox's root; remove the rest, then layers and cache entries no
- * remaining snapshot names, and temporary files crashes left.
+ * either stays), plus the snapshot each live sandbox was made from; remove the
+ * rest, then layers and cache entries no remaining snapshot names, and
+ * temporary files crashes left. A kept snapshot keeps the layers of its whole
+ * chain (its metadata lists them), not its parents' metadata.
  */
 int sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double max_age_s,
     int dry_run, sbx_snap_report report, void *ctx, struct sbx_err *e);
-/* Keep only the newest keep periodic snapshots of sandbox sid (the watchdog's). */
-int sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long long keep,
+/* snapshot.keep: keep only the newest keep of sandbox sid's periodic and
+ * before-destroy snapshots (the others of its snapshots stay), with the same
+ * sweep of what no remaining snapshot names. */
+int sbx_snapshot_prune(const struct sbx_store *s, const char *sid, long long keep,
     struct sbx_err *e);
 
 
@@ -141,14 +144,14 @@ int sbx_snap_layer_commit(const struct sbx_store *s, const char *tmp, const char
 struct sbx_snap_set {
 	struct sbx_snapshot *v;
 	size_t n;
-	char *keep;             /* 1 kept by the rules, 2 needed by a kept one or a sandbox */
+	char *keep;             /* 1 kept by the rules, 2 needed by a live sandbox */
 };
 void sbx_snap_set_free(struct sbx_snap_set *a);
 long sbx_snap_set_find(const struct sbx_snap_set *a, const char *id);
 /* Whether a kept snapshot names layer hex. */
 int sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex);
 /* Retention's rules (see sbx_snapshot_retain) applied to a, with the live
- * sandboxes of store live (NULL: none) pinning the chains they run on. */
+ * sandboxes of store live (NULL: none) pinning the snapshots they run on. */
 void sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
     long long keep_last, double max_age_s, double now);
 

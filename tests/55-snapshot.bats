@@ -343,7 +343,7 @@ digests() {
 	run -0 sbx-run "$output" -- cat /dir/file
 }
 
-@test "retention: keep-last 1 keeps the newest snapshot and its parent chain, the rest goes" {
+@test "retention: keep-last 1 keeps the newest snapshot of each lineage and the layers of its chain" {
 	writable
 	run -0 sbx-run "$ID" -- sh -c 'echo 1 > /root/one'
 	run -0 sbx-snap "$ID"; s1=$output
@@ -358,25 +358,27 @@ digests() {
 	run -0 sbx-gc "$c1" "$c2"
 	# a live sandbox made from s4 keeps it
 	run -0 sbx-fork "$s4"; live=$output
+	# the newest of the lineage, and what a live sandbox was made from; not
+	# their parents: s3's metadata lists every layer of its chain
 	run -0 sbx-gc --keep-last 1
 	run -0 sbx-snap list
-	[ "$output" = "$(printf '%s\n%s\n%s\n%s' "$s1" "$s4" "$s2" "$s3")" ]
+	[ "$output" = "$(printf '%s\n%s' "$s4" "$s3")" ]
 	run -0 sbx-gc "$live"
 	run -0 sbx-gc --keep-last 1 --dry-run
 	[[ $output == *"would remove snapshot $s4"* ]]
-	[ "$(sbx-snap list | wc -l)" -eq 4 ]
+	[ "$(sbx-snap list | wc -l)" -eq 2 ]
 	run -0 sbx-gc --keep-last 1
 	run -0 sbx-snap list
-	[ "$output" = "$(printf '%s\n%s\n%s' "$s1" "$s2" "$s3")" ]
-	# layers and cache entries of removed snapshots are gone; the kept chain works
+	[ "$output" = "$s3" ]
+	# layers and cache entries no kept snapshot names are gone; s3's chain works
 	[ "$(find "$SBX_ROOT/layers" -name '*.tar.zst' | wc -l)" -eq 3 ]
 	for c in "$SBX_ROOT"/cache/*; do
-		grep -q "$(basename "$c")" "$SBX_ROOT"/snapshots/*.yaml
+		grep -q "$(basename "$c")" "$SBX_ROOT/snapshots/$s3.yaml"
 	done
 	run -0 sbx-fork "$s3"
 	run -0 sbx-run "$output" -- cat /root/one /root/two /root/three
 	run -0 sbx-run "$ID" -- cat /root/four    # the first sandbox is still there
-	run -0 sbx-snap verify "$s1" "$s2" "$s3"
+	run -0 sbx-snap verify "$s3"
 	run -64 sbx-gc --keep-last 0
 	run -64 sbx-gc --max-age soon
 }
@@ -392,9 +394,12 @@ digests() {
 	run -0 sbx-snap "$ID"; new=$output    # a diff on $chained
 	run -0 sbx-gc --max-age 1s
 	run -0 sbx-snap list
-	[ "$output" = "$(printf '%s\n%s' "$chained" "$new")" ]    # old, but $new stacks on it
-	[[ $output != *"$old"* ]]
+	[ "$output" = "$new" ]    # $new stacks on $chained's layer, not its metadata
 	[ ! -e "$SBX_ROOT/snapshots/$old.index" ]
+	[ ! -e "$SBX_ROOT/snapshots/$chained.index" ]
+	run -0 sbx-snap verify "$new"
+	run -0 sbx-fork "$new"
+	run -0 sbx-run "$output" -- test -e /root/newer
 }
 
 @test "the watchdog takes periodic snapshots and keeps snapshot.keep of them" {
@@ -413,6 +418,41 @@ snapshot: {interval_s: 1, keep: 2}'
 	mapfile -t snaps < <(sbx-snap list)
 	run -0 sbx-snap verify "${snaps[@]}"
 	run -0 sbx-run "$ID" -- cat /root/p    # thawed after each
+}
+
+@test "snapshot.keep 1: after periodic snapshots and the one before destroy, one is listed and whole" {
+	local n wd
+	provision <<<'read_only_root: false
+snapshot: {interval_s: 1, keep: 1, before_destroy: true}'
+	assert_confined "$ID"
+	# changes between the watchdog's snapshots give a chain of several layers
+	for n in 1 2 3; do
+		run -0 sbx-run "$ID" -- sh -c "echo $n > /root/f$n"
+		for _ in $(seq 600); do
+			[ "$(grep -c '"event":"snapshot",.*"outcome":"ok"' "$SBX_ROOT/audit.log")" -ge "$n" ] && break
+			sleep 0.1
+		done
+		[ "$(grep -c '"event":"snapshot",.*"outcome":"ok"' "$SBX_ROOT/audit.log")" -ge "$n" ]
+	done
+	# the watchdog stops here, so that no periodic snapshot follows the last one
+	wd=$(state "$ID" watchdog_pid)
+	kill -9 "$wd"
+	for _ in $(seq 100); do gone "$wd" && break; sleep 0.1; done
+	gone "$wd"
+	run -0 sbx-run "$ID" -- sh -c 'echo last > /root/last'
+	run -0 sbx-gc "$ID"
+	run -0 sbx-snap list -o json
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *'"reason":"before-destroy"'* ]]
+	snap=$(sbx-snap list)
+	run -0 sbx-snap verify "$snap"
+	# no layer that it does not name stays
+	for l in "$SBX_ROOT"/layers/*.tar.zst; do
+		grep -q "$(basename "$l" .tar.zst)" "$SBX_ROOT/snapshots/$snap.yaml"
+	done
+	run -0 sbx-fork "$snap"
+	run -0 sbx-run "$output" -- cat /root/f1 /root/f2 /root/f3 /root/last
+	[ "$output" = "$(printf '1\n2\n3\nlast')" ]
 }
 
 @test "snapshot.before_destroy: sbx-gc snapshots a sandbox before it destroys it" {
