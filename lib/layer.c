@@ -31,15 +31,42 @@
 #define ANALYZER_LEAK_ON
 #endif
 
-long long
-sbx_layer_max_bytes(void)
+/* A count from the environment: unset or not a number, def; else at least min. */
+static long long
+env_count(const char *name, long long def, long long min)
 {
-	const char *v = getenv("SBX_LAYER_MAX_MB");
-	long long mb;
+	const char *v = getenv(name);
+	char *end;
+	long long n;
 
-	if (v != NULL && (mb = atoll(v)) > 0)
-		return mb << 20;
-	return 64LL << 30;
+	if (v == NULL || *v == '\0')
+		return def;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || *end || n < min || n > (1LL << 40))
+		return def;
+	return n;
+}
+
+void
+sbx_layer_limits(struct sbx_layer_limits *l)
+{
+	l->max_bytes = env_count("SBX_LAYER_MAX_MB", SBX_LAYER_MAX_MB_DEFAULT, 1) << 20;
+	l->ratio = env_count("SBX_LAYER_MAX_RATIO", SBX_LAYER_RATIO_DEFAULT, 0);
+	l->floor = env_count("SBX_LAYER_RATIO_FLOOR_MB", SBX_LAYER_FLOOR_MB_DEFAULT, 0) << 20;
+}
+
+long long
+sbx_layer_write_max(const struct sbx_layer_limits *l, long long archive)
+{
+	long long m;
+
+	if (l->ratio == 0 || archive > l->max_bytes / l->ratio)
+		return l->max_bytes;
+	m = l->ratio * archive;
+	if (m < l->floor)
+		m = l->floor;
+	return m < l->max_bytes ? m : l->max_bytes;
 }
 
 /* A set of strings (paths seen), open addressing. */
@@ -896,18 +923,74 @@ check_entry(struct archive_entry *ent, const char *path, const struct seen *sn,
 	return 0;
 }
 
+/* What an archive may expand to, and what it has so far. */
+struct budget {
+	long long data, data_max;     /* file data decompressed (holes of sparse files: 0) */
+	long long disk, disk_max;     /* of it, what extraction writes (runs of zeros: 0) */
+};
+
 static int
-copy_data(struct archive *in, struct archive *out, const char *path, struct sbx_err *e)
+is_zero(const unsigned char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/*
+ * One block of file data at file offset off: each 4 KiB-aligned run of
+ * zeros is left a hole (the new file reads zeros there, and holds no block),
+ * the rest is written and counted against the budget.
+ */
+static int
+write_block(struct archive *out, const unsigned char *buf, size_t len, la_int64_t off,
+    struct budget *b, const char *path, struct sbx_err *e)
+{
+	size_t at = 0, start = 0, n;
+	int run = 0;
+
+	while (at <= len) {
+		n = at == len ? 0 : (size_t)(4096 - (off + (la_int64_t)at) % 4096);
+		if (n > len - at)
+			n = len - at;
+		if (n == 0 || is_zero(buf + at, n)) {
+			if (run) {
+				b->disk += (long long)(at - start);
+				if (b->disk > b->disk_max)
+					return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': the layer "
+					    "writes more than %lld MiB, the most an archive of its size "
+					    "may (SBX_LAYER_MAX_RATIO)", path, b->disk_max >> 20);
+				if (out != NULL && archive_write_data_block(out, buf + start,
+				    at - start, off + (la_int64_t)start) != ARCHIVE_OK)
+					return sbx_err_set(e, SBX_EX_IOERR, "extract %.200s: %s", path,
+					    archive_error_string(out));
+			}
+			run = 0;
+			if (n == 0)
+				break;
+		} else if (!run) {
+			run = 1;
+			start = at;
+		}
+		at += n;
+	}
+	return 0;
+}
+
+static int
+copy_data(struct archive *in, struct archive *out, const char *path, struct budget *b,
+    struct sbx_err *e)
 {
 	const void *buf;
 	size_t len;
 	la_int64_t off;
 	int r;
 
-	while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK)
-		if (out != NULL && archive_write_data_block(out, buf, len, off) != ARCHIVE_OK)
-			return sbx_err_set(e, SBX_EX_IOERR, "extract %.200s: %s", path,
-			    archive_error_string(out));
+	while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK) {
+		if ((b->data += (long long)len) > b->data_max)
+			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': the layer unpacks to "
+			    "more than %lld MiB (SBX_LAYER_MAX_MB)", path, b->data_max >> 20);
+		if (write_block(out, buf, len, off, b, path, e) == -1)
+			return -1;
+	}
 	if (r != ARCHIVE_EOF)
 		return sbx_err_set(e, SBX_EX_DATAERR, "layer entry '%.200s': %s", path,
 		    archive_error_string(in));
@@ -922,7 +1005,9 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 	struct archive *in = NULL, *out = NULL;
 	struct archive_entry *ent;
 	struct seen seen = { { 0 }, { 0 }, { 0 } };
-	long long max = sbx_layer_max_bytes();
+	struct sbx_layer_limits lim;
+	struct budget b = { 0, 0, 0, 0 };
+	struct stat st;
 	unsigned char d[32];
 	int cwd = -1, r = -1, ar;
 	const void *dummy;
@@ -930,6 +1015,11 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 	memset(info, 0, sizeof *info);
 	if (sbx_archive_load(e) == -1)
 		return -1;
+	/* Every caller hands a file; anything else gets the absolute cap alone. */
+	sbx_layer_limits(&lim);
+	b.data_max = lim.max_bytes;
+	b.disk_max = fstat(blobfd, &st) == 0 && S_ISREG(st.st_mode) ?
+	    sbx_layer_write_max(&lim, (long long)st.st_size) : lim.max_bytes;
 	sbx_sha256_init(&rd.sha);
 	if ((rd.buf = malloc(CHUNK)) == NULL || (in = archive_read_new()) == NULL) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
@@ -990,11 +1080,13 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 			sbx_err_set(e, SBX_EX_DATAERR, "more than %lld entries", MAX_ENTRIES);
 			goto out;
 		}
-		if (archive_entry_size(ent) < 0 || (info->unpacked += archive_entry_size(ent)) > max) {
-			sbx_err_set(e, SBX_EX_DATAERR, "unpacks to more than %lld MiB "
-			    "(SBX_LAYER_MAX_MB)", max >> 20);
+		/* Sizes are what the header claims (a sparse file's holes among
+		 * them); the budget counts the data itself, in copy_data. */
+		if (archive_entry_size(ent) < 0) {
+			sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': a negative size", path);
 			goto out;
 		}
+		info->unpacked += archive_entry_size(ent);
 		if (strset_add(&seen.all, path) == -1 ||
 		    (archive_entry_filetype(ent) == AE_IFLNK && archive_entry_hardlink(ent) == NULL &&
 		    strset_add(&seen.links, path) == -1) ||
@@ -1010,7 +1102,7 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 			    archive_error_string(out));
 			goto out;
 		}
-		if (copy_data(in, out, path, e) == -1)
+		if (copy_data(in, out, path, &b, e) == -1)
 			goto out;
 		if (out != NULL && archive_write_finish_entry(out) != ARCHIVE_OK) {
 			sbx_err_set(e, SBX_EX_IOERR, "extract %.200s: %s", path,
@@ -1032,6 +1124,7 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 	sbx_sha256_final(&rd.sha, d);
 	sbx_hex(d, 32, info->digest);
 	info->size = rd.size;
+	info->written = b.disk;
 	if (want != NULL && strcmp(want, info->digest) != 0) {
 		sbx_err_set(e, SBX_EX_DATAERR, "digest mismatch: sha256:%s, expected sha256:%s",
 		    info->digest, want);

@@ -26,7 +26,8 @@
 struct sbx_layer_info {
 	char digest[SBX_DIGEST_HEX + 1];   /* SHA-256 of the archive, lowercase hex */
 	long long size;                    /* bytes of the archive */
-	long long unpacked;                /* bytes of file data in it */
+	long long unpacked;                /* bytes of file data in it (apparent sizes) */
+	long long written;                 /* unpack: what extraction writes (see budget) */
 	long long entries;
 };
 
@@ -69,7 +70,27 @@ int sbx_layer_pack(const char *dir, long long id_base, long long id_count, int o
 int sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
     struct sbx_layer_info *info, struct sbx_err *e);
 
-/* The largest unpacked size accepted: $SBX_LAYER_MAX_MB, default 64 GiB. */
-long long sbx_layer_max_bytes(void);
+/*
+ * What a layer read by sbx_layer_unpack may expand to (decompression bombs):
+ *   max_bytes  file data decompressed, holes of sparse files not counted
+ *              ($SBX_LAYER_MAX_MB, default 64 GiB);
+ *   ratio      what extraction writes to disk, runs of zeros (left holes)
+ *              not counted, per byte of archive ($SBX_LAYER_MAX_RATIO,
+ *              default 128; 0: max_bytes alone), but at least
+ *   floor      ($SBX_LAYER_RATIO_FLOOR_MB, default 64 MiB) and at most max_bytes.
+ * This is the one place these come from: the operator's policy is to set
+ * them here. The ratio's default is above what zstd level 3 makes of real
+ * trees (1 to 8 for documents, programs, sources, logs; 69 for generated
+ * JSON) and far below a bomb's (20,000 and more).
+ */
+#define SBX_LAYER_MAX_MB_DEFAULT 65536LL
+#define SBX_LAYER_RATIO_DEFAULT 128LL
+#define SBX_LAYER_FLOOR_MB_DEFAULT 64LL
+struct sbx_layer_limits {
+	long long max_bytes, ratio, floor;
+};
+void sbx_layer_limits(struct sbx_layer_limits *l);
+/* The most an archive of archive bytes may write to disk under l. */
+long long sbx_layer_write_max(const struct sbx_layer_limits *l, long long archive);
 
 #endif

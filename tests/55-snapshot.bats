@@ -343,6 +343,41 @@ digests() {
 	run -0 sbx-run "$output" -- cat /dir/file
 }
 
+@test "decompression bombs: a layer may write a bounded multiple of its size; zeros cost nothing" {
+	local d escape="$WORK/escape"
+	mkdir -p "$escape" "$SBX_ROOT/layers" "$SBX_ROOT/snapshots"
+	# 128 MiB of 0xff in 4 KB: refused on import and when planted in the store
+	python3 "$FIXTURES/mklayer.py" bomb "$WORK/bomb" "$escape"
+	run -65 sbx-snap import "$WORK/bomb/export.tar"
+	[[ $output == *"writes more than 64 MiB"*SBX_LAYER_MAX_RATIO* ]]
+	[ -z "$(sbx-snap list)" ]
+	d=$(cat "$WORK/bomb/digest")
+	cp "$WORK/bomb/layer.tar.zst" "$SBX_ROOT/layers/$d.tar.zst"
+	cp "$WORK/bomb/snapshot.yaml" "$SBX_ROOT/snapshots/snap-bomb.yaml"
+	run -65 sbx-fork snap-bomb
+	[ -z "$(ls -A "$SBX_ROOT/cache")" ]
+	[ -z "$(ls -A "$SBX_ROOT/sandboxes")" ]
+	run -1 sbx-snap verify snap-bomb
+	# the operator may allow it
+	rm "$SBX_ROOT/snapshots/snap-bomb.yaml"
+	SBX_LAYER_MAX_RATIO=0 run -0 sbx-snap import "$WORK/bomb/export.tar"
+	# a sandbox's own zero-filled files (written, not sparse) fork, read back,
+	# and cost no disk in the layer cache
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'dd if=/dev/zero of=/root/zeros bs=1M count=200 status=none;
+	    printf tail >> /root/zeros; head -c 100000 /dev/urandom > /root/random'
+	want=$(sbx-run "$ID" -- sha256sum /root/zeros /root/random)
+	run -0 sbx-snap "$ID"
+	snap=$output
+	run -0 sbx-snap verify "$snap"
+	run -0 sbx-fork "$snap"
+	kid=$output
+	run -0 sbx-run "$kid" -- sha256sum /root/zeros /root/random
+	[ "$output" = "$want" ]
+	d=$(digests "$snap")
+	[ "$(du -sk "$SBX_ROOT/cache/$d" | cut -f1)" -lt 1024 ]
+}
+
 @test "retention: keep-last 1 keeps the newest snapshot of each lineage and the layers of its chain" {
 	writable
 	run -0 sbx-run "$ID" -- sh -c 'echo 1 > /root/one'
