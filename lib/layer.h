@@ -10,11 +10,17 @@
  * as are user.* xattrs and holes in sparse files; setuid/setgid bits are
  * dropped (the sandbox's root is mounted nosuid: they never had an effect).
  *
+ * A symlink's target is data of the sandbox and is stored as it is, wherever
+ * it points. Paths may be longer than PATH_MAX (up to SBX_LAYER_PATH_MAX).
+ *
  * Unpacking reads untrusted input: absolute paths, "..", entries below a
- * symlink, relative symlinks climbing out of the layer, hard links to anything
- * but an earlier regular file of the same archive, device nodes other than
- * whiteouts, setuid/setgid bits, IDs past 65535, other xattrs, archives over
- * the size limit, truncated archives and digest mismatches are refused (65).
+ * symlink or another non-directory, hard links to anything but an earlier
+ * regular file of the same archive, device nodes other than whiteouts,
+ * setuid/setgid bits, IDs past 65535, other xattrs, archives past the limits
+ * below, truncated archives and digest mismatches are refused (65).
+ * Extraction resolves every name beneath the target directory with openat2
+ * (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so no entry is written outside it
+ * even past those checks.
  */
 #ifndef SBX_LAYER_H
 #define SBX_LAYER_H
@@ -22,6 +28,8 @@
 #include "error.h"
 
 #define SBX_DIGEST_HEX 64
+#define SBX_LAYER_PATH_MAX 65536   /* bytes of a path in a layer (Linux's PATH_MAX
+                                    * bounds one system call's path, not a tree) */
 
 struct sbx_layer_info {
 	char digest[SBX_DIGEST_HEX + 1];   /* SHA-256 of the archive, lowercase hex */

@@ -320,8 +320,8 @@ digests() {
 @test "hostile layers are refused with 65 and write nothing outside the target" {
 	local k d escape="$WORK/escape"
 	mkdir -p "$escape" "$SBX_ROOT/layers" "$SBX_ROOT/snapshots"
-	for k in absolute dotdot symlink-write symlink-out hardlink-out hardlink-dotdot device \
-	    block setuid xattr truncated plain-tar big; do
+	for k in absolute dotdot symlink-write symlink-out-write below-fifo hardlink-out \
+	    hardlink-dotdot device block setuid xattr truncated plain-tar big; do
 		python3 "$FIXTURES/mklayer.py" "$k" "$WORK/$k" "$escape"
 		echo "layer: $k"
 		SBX_LAYER_MAX_MB=1 run -65 sbx-snap import "$WORK/$k/export.tar"
@@ -341,6 +341,60 @@ digests() {
 	run -0 sbx-snap import "$WORK/good/export.tar"
 	run -0 sbx-fork snap-good
 	run -0 sbx-run "$output" -- cat /dir/file
+	# and symlinks whose targets climb out: data, resolved in the sandbox's root
+	python3 "$FIXTURES/mklayer.py" symlink-out "$WORK/symlink-out" "$escape"
+	run -0 sbx-snap import "$WORK/symlink-out/export.tar"
+	run -0 sbx-fork snap-symlink-out
+	run -0 sbx-run "$output" -- sh -c 'readlink /up /shadow; ls /up/etc/hostname'
+	[ "$output" = "$(printf '../../..\n../../../../etc/shadow\n/up/etc/hostname')" ]
+	[ -z "$(ls -A "$escape")" ]
+}
+
+@test "a sandbox's own symlinks out and paths over 4096 bytes snapshot, verify, fork and read back" {
+	writable
+	# 20 directories of 250 bytes: a path of over 5000 bytes, made and read by descriptor
+	run -0 sbx-run "$ID" -- python3 -c '
+import os
+os.symlink("../../../../etc/shadow", "/root/shadow-link")
+os.symlink("../../../../../../../..", "/root/up")
+fd = os.open("/root", os.O_RDONLY)
+for i in range(20):
+    name = ("%02d" % i) * 125
+    os.mkdir(name, dir_fd=fd)
+    fd = os.open(name, os.O_RDONLY, dir_fd=fd)
+with open(os.open("deep", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as f:
+    print("from the bottom", file=f)'
+	run -0 sbx-snap "$ID"
+	s1=$output
+	run -0 sbx-snap verify "$s1"
+	read_back() {
+		sbx-run "$1" -- python3 -c '
+import os
+print(os.readlink("/root/shadow-link"), os.readlink("/root/up"))
+fd = os.open("/root", os.O_RDONLY)
+for i in range(20):
+    fd = os.open(("%02d" % i) * 125, os.O_RDONLY, dir_fd=fd)
+print(open(os.open("deep", os.O_RDONLY, dir_fd=fd)).read(), end="")'
+	}
+	run -0 sbx-fork "$s1"
+	kid=$output
+	run -0 read_back "$kid"
+	[ "$output" = "$(printf '../../../../etc/shadow ../../../../../../../..\nfrom the bottom')" ]
+	# the next snapshot is a diff on it (its index holds the long path) and keeps both
+	run -0 sbx-run "$ID" -- sh -c 'echo more > /root/more'
+	run -0 sbx-snap "$ID"
+	s2=$output
+	run -0 sbx-snap inspect -o json "$s2"
+	[[ $output == *"\"parent\":\"$s1\""* ]]
+	run -0 sbx-snap verify "$s2"
+	run -0 sbx-fork "$s2"
+	run -0 read_back "$output"
+	[ "$output" = "$(printf '../../../../etc/shadow ../../../../../../../..\nfrom the bottom')" ]
+	# and the child's own snapshot stacks on them
+	run -0 sbx-snap "$kid"
+	run -0 sbx-fork "$output"
+	run -0 read_back "$output"
+	[ "$output" = "$(printf '../../../../etc/shadow ../../../../../../../..\nfrom the bottom')" ]
 }
 
 @test "decompression bombs: a layer may write a bounded multiple of its size; zeros cost nothing" {
