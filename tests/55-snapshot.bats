@@ -278,7 +278,7 @@ digests() {
 	# an idle writable sandbox snapshotted back to back: the same diff each time
 	writable
 	run -0 sbx-run "$ID" -- sh -c 'mkdir /root/d; echo kept > /root/d/f'
-	for i in 1 2 3 4; do
+	for _ in 1 2 3 4; do
 		run -0 sbx-snap "$ID"; last=$output
 	done
 	run -0 digests "$last"
