@@ -1182,6 +1182,22 @@ add_fixup(struct writer *w, const char *path, mode_t mode, struct timespec mtime
 	return 0;
 }
 
+/* A directory that was there already gets its mode and time for finish_dirs
+ * in the fixup of the implicit parent made for path (rare: a linear search). */
+static int
+set_fixup(struct writer *w, const char *path, mode_t mode, struct timespec mtime)
+{
+	size_t i;
+
+	for (i = w->nfix; i-- > 0;)
+		if (strcmp(w->fix[i].path, path) == 0) {
+			w->fix[i].mode = mode;
+			w->fix[i].mtime = mtime;
+			return 0;
+		}
+	return add_fixup(w, path, mode, mtime);
+}
+
 /* Owner, xattrs, then mode and time of what fd (or pfd/base) is. */
 static int
 set_attrs(const struct writer *w, struct archive_entry *ent, int fd, int pfd, const char *base,
@@ -1256,12 +1272,15 @@ extract_entry(struct writer *w, struct archive *in, struct archive_entry *ent, c
 		if (ftruncate(fd, (off_t)archive_entry_size(ent)) == -1)
 			goto fail;
 	} else if (type == AE_IFDIR) {
-		/* Made already as the parent of an earlier entry: take it as it is. */
-		if (mkdirat(pfd, base, 0700) == -1 && (errno != EEXIST ||
-		    fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == -1 || !S_ISDIR(st.st_mode)))
+		/* Made already as the parent of an earlier entry: it gets this
+		 * entry's mode and time instead of the made-up ones. */
+		int made = mkdirat(pfd, base, 0700) == 0;
+
+		if (!made && (errno != EEXIST || fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    !S_ISDIR(st.st_mode)))
 			goto fail;
 		if ((fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-		    add_fixup(w, path, perm, mt) == -1)
+		    (made ? add_fixup(w, path, perm, mt) : set_fixup(w, path, perm, mt)) == -1)
 			goto fail;
 	} else if (type == AE_IFLNK) {
 		if (symlinkat(archive_entry_symlink(ent), pfd, base) == -1)

@@ -341,6 +341,12 @@ digests() {
 	run -0 sbx-snap import "$WORK/good/export.tar"
 	run -0 sbx-fork snap-good
 	run -0 sbx-run "$output" -- cat /dir/file
+	# a directory whose entry comes after what it holds gets that entry's mode
+	python3 "$FIXTURES/mklayer.py" late-dir "$WORK/late-dir" "$escape"
+	run -0 sbx-snap import "$WORK/late-dir/export.tar"
+	run -0 sbx-fork snap-late-dir
+	run -0 sbx-run "$output" -- sh -c 'stat -c %a /d; cat /d/f'
+	[ "$output" = "$(printf '750\nbelow')" ]
 	# and symlinks whose targets climb out: data, resolved in the sandbox's root
 	python3 "$FIXTURES/mklayer.py" symlink-out "$WORK/symlink-out" "$escape"
 	run -0 sbx-snap import "$WORK/symlink-out/export.tar"
