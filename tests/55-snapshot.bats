@@ -487,7 +487,11 @@ print(open(os.open("deep", os.O_RDONLY, dir_fd=fd)).read(), end="")'
 	sleep 2
 	run -0 sbx-run "$ID" -- touch /root/newer
 	run -0 sbx-snap "$ID"; new=$output    # a diff on $chained
-	run -0 sbx-gc --max-age 1s
+	# as old as $chained is now, by the snapshots' own clock: $new is 2 s younger
+	age=$(python3 -c 'import datetime, sys, time
+t = datetime.datetime.strptime(sys.argv[1], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+print("%.3f" % (time.time() - t.timestamp()))' "$(sbx-snap inspect "$chained" | yaml_value created_at)")
+	run -0 sbx-gc --max-age "${age}s"
 	run -0 sbx-snap list
 	[ "$output" = "$new" ]    # $new stacks on $chained's layer, not its metadata
 	[ ! -e "$SBX_ROOT/snapshots/$old.index" ]
