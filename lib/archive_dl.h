@@ -21,6 +21,8 @@
 	X(archive_entry_gid) \
 	X(archive_entry_hardlink) \
 	X(archive_entry_mode) \
+	X(archive_entry_mtime) \
+	X(archive_entry_mtime_nsec) \
 	X(archive_entry_new) \
 	X(archive_entry_pathname) \
 	X(archive_entry_rdev) \
@@ -58,10 +60,6 @@
 	X(archive_write_add_filter_zstd) \
 	X(archive_write_close) \
 	X(archive_write_data) \
-	X(archive_write_data_block) \
-	X(archive_write_disk_new) \
-	X(archive_write_disk_set_options) \
-	X(archive_write_finish_entry) \
 	X(archive_write_free) \
 	X(archive_write_header) \
 	X(archive_write_new) \
@@ -85,6 +83,8 @@ int sbx_archive_load(struct sbx_err *e);
 #define archive_entry_gid (*sbx_dl_archive_entry_gid)
 #define archive_entry_hardlink (*sbx_dl_archive_entry_hardlink)
 #define archive_entry_mode (*sbx_dl_archive_entry_mode)
+#define archive_entry_mtime (*sbx_dl_archive_entry_mtime)
+#define archive_entry_mtime_nsec (*sbx_dl_archive_entry_mtime_nsec)
 #define archive_entry_new (*sbx_dl_archive_entry_new)
 #define archive_entry_pathname (*sbx_dl_archive_entry_pathname)
 #define archive_entry_rdev (*sbx_dl_archive_entry_rdev)
@@ -122,10 +122,6 @@ int sbx_archive_load(struct sbx_err *e);
 #define archive_write_add_filter_zstd (*sbx_dl_archive_write_add_filter_zstd)
 #define archive_write_close (*sbx_dl_archive_write_close)
 #define archive_write_data (*sbx_dl_archive_write_data)
-#define archive_write_data_block (*sbx_dl_archive_write_data_block)
-#define archive_write_disk_new (*sbx_dl_archive_write_disk_new)
-#define archive_write_disk_set_options (*sbx_dl_archive_write_disk_set_options)
-#define archive_write_finish_entry (*sbx_dl_archive_write_finish_entry)
 #define archive_write_free (*sbx_dl_archive_write_free)
 #define archive_write_header (*sbx_dl_archive_write_header)
 #define archive_write_new (*sbx_dl_archive_write_new)

@@ -22,19 +22,25 @@ int
 sbx_gc_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e)
 {
 	struct sbx_manifest m;
+	long long keep;
 	int before;
 
 	if (sbx_state_load(s, id, &m, e) == -1)
 		return -1;
 	before = m.snapshot.enabled && m.snapshot.before_destroy && m.has_rt;
+	keep = m.snapshot.keep != SBX_UNSET_INT ? m.snapshot.keep : 1;
 	sbx_manifest_free(&m);
 	if (before) {
 		struct sbx_snap_opts o = { NULL, "before-destroy" };
+		struct sbx_err pe;
 		char snap[SBX_ID_MAX + 1];
 
 		/* The layer is on disk even when the sandbox's processes are gone. */
 		if (sbx_snapshot_create(s, id, &o, snap, e) == -1)
 			return sbx_err_prefix(e, "snapshot.before_destroy");
+		/* The last of its snapshots counts against snapshot.keep too; a
+		 * prune that fails leaves the older ones to the next sweep. */
+		sbx_snapshot_prune(s, id, keep, &pe);
 	}
 	return sbx_sandbox_destroy(s, id, e);
 }

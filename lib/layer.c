@@ -7,10 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "archive_dl.h"
 #include "layer.h"
@@ -20,6 +25,7 @@
 #define CHUNK (1 << 18)
 #define MAX_ENTRIES 4000000LL
 #define MAX_IDS 65536LL
+#define MAX_NAMES (512LL << 20)
 #define OPAQUE "user.overlay.opaque"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -31,15 +37,42 @@
 #define ANALYZER_LEAK_ON
 #endif
 
-long long
-sbx_layer_max_bytes(void)
+/* A count from the environment: unset or not a number, def; else at least min. */
+static long long
+env_count(const char *name, long long def, long long min)
 {
-	const char *v = getenv("SBX_LAYER_MAX_MB");
-	long long mb;
+	const char *v = getenv(name);
+	char *end;
+	long long n;
 
-	if (v != NULL && (mb = atoll(v)) > 0)
-		return mb << 20;
-	return 64LL << 30;
+	if (v == NULL || *v == '\0')
+		return def;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || *end || n < min || n > (1LL << 40))
+		return def;
+	return n;
+}
+
+void
+sbx_layer_limits(struct sbx_layer_limits *l)
+{
+	l->max_bytes = env_count("SBX_LAYER_MAX_MB", SBX_LAYER_MAX_MB_DEFAULT, 1) << 20;
+	l->ratio = env_count("SBX_LAYER_MAX_RATIO", SBX_LAYER_RATIO_DEFAULT, 0);
+	l->floor = env_count("SBX_LAYER_RATIO_FLOOR_MB", SBX_LAYER_FLOOR_MB_DEFAULT, 0) << 20;
+}
+
+long long
+sbx_layer_write_max(const struct sbx_layer_limits *l, long long archive)
+{
+	long long m;
+
+	if (l->ratio == 0 || archive > l->max_bytes / l->ratio)
+		return l->max_bytes;
+	m = l->ratio * archive;
+	if (m < l->floor)
+		m = l->floor;
+	return m < l->max_bytes ? m : l->max_bytes;
 }
 
 /* A set of strings (paths seen), open addressing. */
@@ -142,7 +175,7 @@ struct sbx_index {
 	size_t cap, n;
 };
 
-#define IX_MAGIC "sbx-index-1\n"
+#define IX_MAGIC "sbx-index-2\n"   /* 1 had 16-bit path lengths: read as another's */
 
 static struct ixent *
 ix_find(const struct sbx_index *ix, const char *path)
@@ -203,8 +236,7 @@ sbx_index_free(struct sbx_index *ix)
 struct ixrec {
 	unsigned long long ino;
 	long long ctime_ns, size;
-	unsigned mode;
-	unsigned short racy, len;
+	unsigned mode, racy, len, pad;
 };
 
 int
@@ -237,7 +269,8 @@ sbx_index_load(const char *path, const char *tag, struct sbx_index **out, struct
 	while (fread(&r, sizeof r, 1, f) == 1) {
 		struct ixent v = { NULL, r.ino, r.ctime_ns, r.size, r.mode, (unsigned char)r.racy, 0 };
 
-		if (r.len == 0 || r.len >= 4096 || (v.path = malloc((size_t)r.len + 1)) == NULL ||
+		if (r.len == 0 || r.len > SBX_LAYER_PATH_MAX ||
+		    (v.path = malloc((size_t)r.len + 1)) == NULL ||
 		    fread(v.path, 1, r.len, f) != r.len) {
 			free(v.path);
 			sbx_err_set(e, SBX_EX_DATAERR, "%s: damaged index", path);
@@ -296,7 +329,7 @@ index_entry(struct packer *p, const char *path, const struct stat *st, int *stat
 	long long ct = (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
 	struct ixent *old = (struct ixent *)ix_find(p->base, path);
 	struct ixrec r = { (unsigned long long)st->st_ino, ct, (long long)st->st_size,
-		(unsigned)st->st_mode, ct >= p->racy_ns, (unsigned short)strlen(path) };
+		(unsigned)st->st_mode, ct >= p->racy_ns, (unsigned)strlen(path), 0 };
 
 	*state = IX_NEW;
 	if (old != NULL) {
@@ -470,20 +503,56 @@ cmp_names(const void *a, const void *b)
 
 static int pack_dir(struct packer *p, int dirfd, const char *rel);
 
+static int pack_entry(struct packer *p, int dirfd, const char *name, const char *path);
+
+/* rel/name, which may be longer than PATH_MAX: every call is relative to dirfd. */
 static int
 pack_one(struct packer *p, int dirfd, const char *name, const char *rel)
 {
-	char path[4096], target[4096];
+	size_t lr = strlen(rel), ln = strlen(name);
+	char *path;
+	int r;
+
+	if (lr + 1 + ln > SBX_LAYER_PATH_MAX)
+		return sbx_err_set(p->e, SBX_EX_DATAERR, "%.200s/...: a path longer than %d bytes",
+		    rel, SBX_LAYER_PATH_MAX);
+	if ((path = malloc(lr + ln + 2)) == NULL)
+		return sbx_err_set(p->e, SBX_EX_OSERR, "out of memory");
+	snprintf(path, lr + ln + 2, "%s%s%s", rel, lr ? "/" : "", name);
+	r = pack_entry(p, dirfd, name, path);
+	free(path);
+	return r;
+}
+
+/* A symlink's target, whatever it says: data of the sandbox, stored as it is. */
+static int
+pack_symlink(struct packer *p, int dirfd, const char *name, const char *path)
+{
+	char *target;
+	ssize_t n;
+
+	if ((target = malloc(PATH_MAX)) == NULL)
+		return sbx_err_set(p->e, SBX_EX_OSERR, "out of memory");
+	if ((n = readlinkat(dirfd, name, target, PATH_MAX - 1)) < 0) {
+		free(target);
+		return sbx_err_sys(p->e, SBX_EX_IOERR, "%.200s", path);
+	}
+	target[n] = '\0';
+	archive_entry_set_symlink(p->ent, target);
+	free(target);
+	return 0;
+}
+
+static int
+pack_entry(struct packer *p, int dirfd, const char *name, const char *path)
+{
 	const char *first;
 	struct stat st;
 	long long uid, gid;
-	ssize_t n;
 	int fd = -1, r = -1, state;
 
-	if (snprintf(path, sizeof path, "%s%s%s", rel, *rel ? "/" : "", name) >= (int)sizeof path)
-		return sbx_err_set(p->e, SBX_EX_DATAERR, "path too long: %s/%s", rel, name);
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
-		return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", path);
+		return sbx_err_sys(p->e, SBX_EX_IOERR, "%.200s", path);
 	if (S_ISSOCK(st.st_mode))
 		return 0;    /* a socket is a live endpoint, not data */
 	if (S_ISBLK(st.st_mode) || (S_ISCHR(st.st_mode) && st.st_rdev != makedev(0, 0)))
@@ -525,10 +594,8 @@ pack_one(struct packer *p, int dirfd, const char *name, const char *rel)
 		return 0;
 	}
 	if (S_ISLNK(st.st_mode)) {
-		if ((n = readlinkat(dirfd, name, target, sizeof target - 1)) < 0)
-			return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", path);
-		target[n] = '\0';
-		archive_entry_set_symlink(p->ent, target);
+		if (pack_symlink(p, dirfd, name, path) == -1)
+			return -1;
 	} else if (S_ISCHR(st.st_mode)) {
 		archive_entry_set_rdev(p->ent, st.st_rdev);
 	} else if (S_ISREG(st.st_mode)) {
@@ -543,7 +610,8 @@ pack_one(struct packer *p, int dirfd, const char *name, const char *rel)
 		return ar_fail(p, path);
 	if (S_ISDIR(st.st_mode)) {
 		if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-			return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", path);
+			return sbx_err_sys(p->e, SBX_EX_IOERR, errno == EMFILE ? "%.200s: directories "
+			    "nested deeper than the open-file limit" : "%.200s", path);
 		r = pack_dir(p, fd, path);
 		close(fd);
 		return r;
@@ -655,13 +723,21 @@ sbx_layer_pack(const char *dir, long long id_base, long long id_count, int outfd
 {
 	struct packer p = { .outfd = outfd, .base_id = id_base, .count = id_count, .e = e,
 		.base = o ? o->base : NULL };
+	struct rlimit was, rl;
 	unsigned char d[32];
-	int dirfd = -1, r = -1;
+	int dirfd = -1, r = -1, raised;
 	size_t i;
 
 	memset(info, 0, sizeof *info);
 	if (sbx_archive_load(e) == -1)
 		return -1;
+	/* One descriptor per directory level while packing: as deep as the hard limit. */
+	raised = getrlimit(RLIMIT_NOFILE, &was) == 0 && was.rlim_cur < was.rlim_max;
+	if (raised) {
+		rl = was;
+		rl.rlim_cur = rl.rlim_max;
+		raised = setrlimit(RLIMIT_NOFILE, &rl) == 0;
+	}
 	sbx_sha256_init(&p.sha);
 	if ((p.buf = malloc(CHUNK)) == NULL || (p.ent = archive_entry_new()) == NULL ||
 	    (p.a = archive_write_new()) == NULL) {
@@ -745,6 +821,8 @@ out:
 	strset_free(&p.dirs);
 	if (dirfd != -1)
 		close(dirfd);
+	if (raised)
+		setrlimit(RLIMIT_NOFILE, &was);
 	return r;
 }
 
@@ -795,56 +873,33 @@ clean_path(const char *p)
 	}
 }
 
-/* Does a relative symlink at path stay inside the layer when followed? */
-static int
-link_inside(const char *path, const char *target)
-{
-	long depth = 0;
-	const char *c;
-
-	for (c = path; (c = strchr(c, '/')) != NULL; c++)
-		depth++;    /* directories above the link */
-	for (c = target; *c;) {
-		const char *end = strchr(c, '/');
-		size_t len = end ? (size_t)(end - c) : strlen(c);
-
-		if (len == 2 && c[0] == '.' && c[1] == '.') {
-			if (--depth < 0)
-				return 0;
-		} else if (len > 0 && !(len == 1 && c[0] == '.')) {
-			depth++;
-		}
-		if (!end)
-			break;
-		c = end + 1;
-	}
-	return 1;
-}
-
-/* What the entries so far were: every path, the symlinks, the regular files. */
+/* What the entries so far were: every path, those that are not directories,
+ * the regular files. */
 struct seen {
-	struct strset all, links, files;
+	struct strset all, nondirs, files;
 };
 
-/* Is a directory above path one of the symlinks seen? */
+/* Is a directory above path (restored after use) a symlink or another
+ * non-directory seen? Extraction would refuse it too (walk_dir); this says
+ * so without extracting. */
 static int
-below_link(const struct seen *sn, const char *path)
+below_link(const struct seen *sn, char *path)
 {
-	char buf[4096], *c;
+	char *c;
+	int hit = 0;
 
-	snprintf(buf, sizeof buf, "%s", path);
-	for (c = buf; (c = strchr(c, '/')) != NULL; *c++ = '/') {
+	for (c = path; !hit && (c = strchr(c, '/')) != NULL; *c++ = '/') {
 		*c = '\0';
-		if (strset_has(&sn->links, buf))
-			return 1;
+		hit = strset_has(&sn->nondirs, path);
 	}
-	return 0;
+	if (c != NULL)
+		*c = '/';
+	return hit;
 }
 
 /* Check one entry against what a layer may hold; path has no "./" prefix. */
 static int
-check_entry(struct archive_entry *ent, const char *path, const struct seen *sn,
-    struct sbx_err *e)
+check_entry(struct archive_entry *ent, char *path, const struct seen *sn, struct sbx_err *e)
 {
 	mode_t type = archive_entry_filetype(ent), mode = archive_entry_mode(ent);
 	const char *hl = archive_entry_hardlink(ent), *sl, *name, *val;
@@ -857,8 +912,8 @@ check_entry(struct archive_entry *ent, const char *path, const struct seen *sn,
 	if (strset_has(&sn->all, path))
 		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': appears twice", path);
 	if (below_link(sn, path))
-		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': lies below a symlink of "
-		    "the layer", path);
+		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': lies below a symlink or a "
+		    "file of the layer", path);
 	if (hl != NULL) {
 		if (strncmp(hl, "./", 2) == 0)
 			hl += 2;
@@ -866,11 +921,12 @@ check_entry(struct archive_entry *ent, const char *path, const struct seen *sn,
 			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': hard link to "
 			    "'%.200s', which is not an earlier file of the layer", path, hl);
 	} else if (type == AE_IFLNK) {
-		if ((sl = archive_entry_symlink(ent)) == NULL || *sl == '\0')
-			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': empty symlink", path);
-		if (sl[0] != '/' && !link_inside(path, sl))
-			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': symlink to '%.200s' "
-			    "leads out of the layer", path, sl);
+		/* Its target is data of the sandbox, resolved in the sandbox's root
+		 * (or by the extraction below, which never follows a symlink). */
+		if ((sl = archive_entry_symlink(ent)) == NULL || *sl == '\0' ||
+		    strlen(sl) >= PATH_MAX)
+			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': a symlink with an "
+			    "empty target or one of %d bytes or more", path, PATH_MAX);
 	} else if (type == AE_IFCHR) {
 		if (archive_entry_rdev(ent) != 0)
 			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': device node %lu:%lu",
@@ -896,22 +952,466 @@ check_entry(struct archive_entry *ent, const char *path, const struct seen *sn,
 	return 0;
 }
 
+/* What an archive may expand to, and what it has so far. */
+struct budget {
+	long long data, data_max;     /* file data decompressed (holes of sparse files: 0) */
+	long long disk, disk_max;     /* of it, what extraction writes (runs of zeros: 0) */
+	long long names;              /* bytes of entry names, held in the sets of seen */
+};
+
 static int
-copy_data(struct archive *in, struct archive *out, const char *path, struct sbx_err *e)
+is_zero(const unsigned char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+static int
+pwrite_all(int fd, const unsigned char *buf, size_t len, off_t off)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = pwrite(fd, buf, len, off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+/*
+ * One block of file data at file offset off: each 4 KiB-aligned run of
+ * zeros is left a hole (the new file reads zeros there, and holds no block),
+ * the rest is written to fd (-1: only counted) and counted against the budget.
+ */
+static int
+write_block(int fd, const unsigned char *buf, size_t len, la_int64_t off, struct budget *b,
+    const char *path, struct sbx_err *e)
+{
+	size_t at = 0, start = 0, n;
+	int run = 0;
+
+	while (at <= len) {
+		n = at == len ? 0 : (size_t)(4096 - (off + (la_int64_t)at) % 4096);
+		if (n > len - at)
+			n = len - at;
+		if (n == 0 || is_zero(buf + at, n)) {
+			if (run) {
+				b->disk += (long long)(at - start);
+				if (b->disk > b->disk_max)
+					return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': the layer "
+					    "writes more than %lld MiB, the most an archive of its size "
+					    "may (SBX_LAYER_MAX_RATIO)", path, b->disk_max >> 20);
+				if (fd != -1 && pwrite_all(fd, buf + start, at - start,
+				    (off_t)off + (off_t)start) == -1)
+					return sbx_err_sys(e, SBX_EX_IOERR, "extract %.200s", path);
+			}
+			run = 0;
+			if (n == 0)
+				break;
+		} else if (!run) {
+			run = 1;
+			start = at;
+		}
+		at += n;
+	}
+	return 0;
+}
+
+static int
+copy_data(struct archive *in, int fd, const char *path, struct budget *b, struct sbx_err *e)
 {
 	const void *buf;
 	size_t len;
 	la_int64_t off;
 	int r;
 
-	while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK)
-		if (out != NULL && archive_write_data_block(out, buf, len, off) != ARCHIVE_OK)
-			return sbx_err_set(e, SBX_EX_IOERR, "extract %.200s: %s", path,
-			    archive_error_string(out));
+	while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK) {
+		if ((b->data += (long long)len) > b->data_max)
+			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': the layer unpacks to "
+			    "more than %lld MiB (SBX_LAYER_MAX_MB)", path, b->data_max >> 20);
+		if (write_block(fd, buf, len, off, b, path, e) == -1)
+			return -1;
+	}
 	if (r != ARCHIVE_EOF)
 		return sbx_err_set(e, SBX_EX_DATAERR, "layer entry '%.200s': %s", path,
 		    archive_error_string(in));
 	return 0;
+}
+
+/*
+ * Extraction. Every name is resolved beneath the target directory and never
+ * through a symlink (openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), one
+ * directory at a time from a descriptor, so paths longer than PATH_MAX work
+ * and nothing an entry names can lead out: an entry below a symlink, or a
+ * hard link through one, fails to resolve. Entries are made with O_EXCL and
+ * their kind's *at call in that directory; directories get their mode and
+ * time once everything below them is in.
+ */
+struct fixup {
+	char *path;
+	mode_t mode;
+	struct timespec mtime;
+};
+
+struct writer {
+	int root;                /* the target directory */
+	int pfd;                 /* the directory named by cur, or -1 */
+	char *cur;
+	int keep_owners;
+	struct fixup *fix;
+	size_t nfix, capfix;
+};
+
+static int
+open_beneath(int at, const char *name, int flags)
+{
+	struct open_how how = { .flags = (unsigned long long)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+		    RESOLVE_NO_XDEV };
+
+	return (int)syscall(SYS_openat2, at, name, &how, sizeof how);
+}
+
+static int
+refuse_walk(const char *path, struct sbx_err *e)
+{
+	if (errno == ELOOP || errno == ENOTDIR || errno == EXDEV)
+		return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': lies below a symlink or a "
+		    "file of the layer", path);
+	if (errno == ENOSYS)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "the kernel has no openat2 (5.6 or later "
+		    "is needed to extract layers)");
+	return sbx_err_sys(e, SBX_EX_IOERR, "extract %.200s", path);
+}
+
+static int add_fixup(struct writer *w, const char *path, mode_t mode, struct timespec mtime);
+
+/* An O_PATH descriptor of directory dir (len bytes of it) below the root, made
+ * (0755) where missing when create; entry names the entry for messages. */
+static int
+walk_dir(struct writer *w, const char *dir, size_t len, int create, const char *entry,
+    struct sbx_err *e)
+{
+	char comp[NAME_MAX + 1];
+	size_t at = 0, n;
+	int fd, next;
+
+	if ((fd = open_beneath(w->root, ".", O_PATH | O_DIRECTORY)) == -1)
+		return refuse_walk(entry, e);
+	while (at < len) {
+		n = strcspn(dir + at, "/");
+		if (n > len - at)
+			n = len - at;
+		if (n > NAME_MAX) {
+			close(fd);
+			return sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': a name longer than %d "
+			    "bytes", entry, NAME_MAX);
+		}
+		memcpy(comp, dir + at, n);
+		comp[n] = '\0';
+		next = open_beneath(fd, comp, O_PATH | O_DIRECTORY);
+		if (next == -1 && errno == ENOENT && create) {
+			/* An archive may leave out directories above its entries. */
+			struct timespec now = { 0, UTIME_NOW };
+
+			if ((mkdirat(fd, comp, 0700) == -1 && errno != EEXIST) ||
+			    add_fixup(w, NULL, 0755, now) == -1 ||
+			    (w->fix[w->nfix - 1].path = strndup(dir, at + n)) == NULL) {
+				close(fd);
+				return sbx_err_sys(e, SBX_EX_IOERR, "extract %.200s", entry);
+			}
+			next = open_beneath(fd, comp, O_PATH | O_DIRECTORY);
+		}
+		close(fd);
+		if (next == -1)
+			return refuse_walk(entry, e);
+		fd = next;
+		at += n + 1;
+	}
+	return fd;
+}
+
+/* The directory above path (cached: entries come directory by directory);
+ * *base gets the last component. */
+static int
+parent_of(struct writer *w, const char *path, const char **base, struct sbx_err *e)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+	int fd;
+
+	*base = slash ? slash + 1 : path;
+	if (w->pfd != -1 && strlen(w->cur) == len && strncmp(w->cur, path, len) == 0)
+		return w->pfd;
+	if ((fd = walk_dir(w, path, len, 1, path, e)) == -1)
+		return -1;
+	if (w->pfd != -1)
+		close(w->pfd);
+	free(w->cur);
+	w->pfd = -1;
+	if ((w->cur = strndup(path, len)) == NULL) {
+		close(fd);
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	}
+	w->pfd = fd;
+	return fd;
+}
+
+static int
+add_fixup(struct writer *w, const char *path, mode_t mode, struct timespec mtime)
+{
+	if (w->nfix == w->capfix) {
+		size_t cap = w->capfix ? w->capfix * 2 : 64;
+		struct fixup *g = realloc(w->fix, cap * sizeof *g);
+
+		if (g == NULL)
+			return -1;
+		w->fix = g;
+		w->capfix = cap;
+	}
+	w->fix[w->nfix].path = path ? strdup(path) : NULL;
+	if (path != NULL && w->fix[w->nfix].path == NULL)
+		return -1;
+	w->fix[w->nfix].mode = mode;
+	w->fix[w->nfix++].mtime = mtime;
+	return 0;
+}
+
+/* A directory that was there already gets its mode and time for finish_dirs
+ * in the fixup of the implicit parent made for path (rare: a linear search). */
+static int
+set_fixup(struct writer *w, const char *path, mode_t mode, struct timespec mtime)
+{
+	size_t i;
+
+	for (i = w->nfix; i-- > 0;)
+		if (strcmp(w->fix[i].path, path) == 0) {
+			w->fix[i].mode = mode;
+			w->fix[i].mtime = mtime;
+			return 0;
+		}
+	return add_fixup(w, path, mode, mtime);
+}
+
+/* Owner, xattrs, then mode and time of what fd (or pfd/base) is. */
+static int
+set_attrs(const struct writer *w, struct archive_entry *ent, int fd, int pfd, const char *base,
+    const char *path, struct sbx_err *e)
+{
+	struct timespec ts[2] = { { archive_entry_mtime(ent), archive_entry_mtime_nsec(ent) } };
+	mode_t type = archive_entry_filetype(ent);
+	const char *name;
+	const void *val;
+	size_t len;
+
+	ts[1] = ts[0];
+	if (w->keep_owners && (fd != -1 ? fchown(fd, (uid_t)archive_entry_uid(ent),
+	    (gid_t)archive_entry_gid(ent)) : fchownat(pfd, base, (uid_t)archive_entry_uid(ent),
+	    (gid_t)archive_entry_gid(ent), AT_SYMLINK_NOFOLLOW)) == -1)
+		return sbx_err_sys(e, SBX_EX_IOERR, "owner of %.200s", path);
+	archive_entry_xattr_reset(ent);
+	while (fd != -1 && archive_entry_xattr_next(ent, &name, &val, &len) == ARCHIVE_OK)
+		if (fsetxattr(fd, name, val, len, 0) == -1)
+			return sbx_err_sys(e, SBX_EX_IOERR, "xattr %.100s of %.200s", name, path);
+	if (type == AE_IFDIR)
+		return 0;    /* a fixup, once its entries are in */
+	if (type != AE_IFLNK && (fd != -1 ? fchmod(fd, archive_entry_mode(ent) & 07777) :
+	    fchmodat(pfd, base, archive_entry_mode(ent) & 07777, 0)) == -1)
+		return sbx_err_sys(e, SBX_EX_IOERR, "mode of %.200s", path);
+	if ((fd != -1 ? futimens(fd, ts) : utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW)) == -1)
+		return sbx_err_sys(e, SBX_EX_IOERR, "time of %.200s", path);
+	return 0;
+}
+
+static int
+make_link(struct writer *w, const char *hl, int pfd, const char *base, const char *path,
+    struct sbx_err *e)
+{
+	const char *slash = strrchr(hl, '/'), *tbase = slash ? slash + 1 : hl;
+	struct stat st;
+	int tfd, r = 0;
+
+	if ((tfd = walk_dir(w, hl, slash ? (size_t)(slash - hl) : 0, 0, path, e)) == -1)
+		return -1;
+	if (fstatat(tfd, tbase, &st, AT_SYMLINK_NOFOLLOW) == -1 || !S_ISREG(st.st_mode))
+		r = sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': hard link to '%.200s', which is "
+		    "not a file of the layer", path, hl);
+	else if (linkat(tfd, tbase, pfd, base, 0) == -1)
+		r = sbx_err_sys(e, errno == EEXIST ? SBX_EX_DATAERR : SBX_EX_IOERR, "extract %.200s",
+		    path);
+	close(tfd);
+	return r;
+}
+
+/* Make one checked entry below w->root, with its data from in. */
+static int
+extract_entry(struct writer *w, struct archive *in, struct archive_entry *ent, const char *path,
+    struct budget *b, struct sbx_err *e)
+{
+	mode_t type = archive_entry_filetype(ent), perm = archive_entry_mode(ent) & 07777;
+	const char *base, *hl = archive_entry_hardlink(ent);
+	struct timespec mt = { archive_entry_mtime(ent), archive_entry_mtime_nsec(ent) };
+	struct stat st;
+	int pfd, fd = -1, r = -1;
+
+	if ((pfd = parent_of(w, path, &base, e)) == -1)
+		return -1;
+	if (hl != NULL)
+		return make_link(w, strncmp(hl, "./", 2) == 0 ? hl + 2 : hl, pfd, base, path, e);
+	if (type == AE_IFREG) {
+		if ((fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600)) == -1)
+			goto fail;
+		if (copy_data(in, fd, path, b, e) == -1)
+			goto out;
+		if (ftruncate(fd, (off_t)archive_entry_size(ent)) == -1)
+			goto fail;
+	} else if (type == AE_IFDIR) {
+		/* Made already as the parent of an earlier entry: it gets this
+		 * entry's mode and time instead of the made-up ones. */
+		int made = mkdirat(pfd, base, 0700) == 0;
+
+		if (!made && (errno != EEXIST || fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    !S_ISDIR(st.st_mode)))
+			goto fail;
+		if ((fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+		    (made ? add_fixup(w, path, perm, mt) : set_fixup(w, path, perm, mt)) == -1)
+			goto fail;
+	} else if (type == AE_IFLNK) {
+		if (symlinkat(archive_entry_symlink(ent), pfd, base) == -1)
+			goto fail;
+	} else if (mknodat(pfd, base, type == AE_IFCHR ? S_IFCHR : S_IFIFO, 0) == -1) {
+		goto fail;    /* a whiteout (0,0) or a FIFO: check_entry allows nothing else */
+	}
+	r = set_attrs(w, ent, fd, pfd, base, path, e);
+	goto out;
+fail:
+	r = sbx_err_sys(e, errno == EEXIST ? SBX_EX_DATAERR : SBX_EX_IOERR, "extract %.200s", path);
+out:
+	if (fd != -1)
+		close(fd);
+	return r;
+}
+
+/* Directories' modes and times, deepest first (they come after their parents). */
+static int
+finish_dirs(struct writer *w, struct sbx_err *e)
+{
+	size_t i = w->nfix;
+	int pfd, fd;
+
+	while (i-- > 0) {
+		const struct fixup *f = &w->fix[i];
+		const char *slash = strrchr(f->path, '/'), *base = slash ? slash + 1 : f->path;
+		struct timespec ts[2] = { f->mtime, f->mtime };
+
+		if ((pfd = walk_dir(w, f->path, slash ? (size_t)(slash - f->path) : 0, 0, f->path,
+		    e)) == -1)
+			return -1;
+		fd = open_beneath(pfd, base, O_RDONLY | O_DIRECTORY);
+		close(pfd);
+		if (fd == -1)
+			return refuse_walk(f->path, e);
+		if (fchmod(fd, f->mode) == -1 || futimens(fd, ts) == -1) {
+			close(fd);
+			return sbx_err_sys(e, SBX_EX_IOERR, "extract %.200s", f->path);
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+static void
+writer_free(struct writer *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nfix; i++)
+		free(w->fix[i].path);
+	free(w->fix);
+	free(w->cur);
+	if (w->pfd != -1)
+		close(w->pfd);
+	if (w->root != -1)
+		close(w->root);
+}
+
+/* The entry's name as a layer path: no "./" before it, no "/" after a directory.
+ * Caller frees it. */
+static char *
+entry_path(struct archive_entry *ent, struct sbx_err *e)
+{
+	const char *name = archive_entry_pathname(ent);
+	char *path;
+	size_t len;
+
+	if (name == NULL || strlen(name) > SBX_LAYER_PATH_MAX) {
+		sbx_err_set(e, SBX_EX_DATAERR, "entry without a name, or one longer than %d bytes",
+		    SBX_LAYER_PATH_MAX);
+		return NULL;
+	}
+	if (strncmp(name, "./", 2) == 0)
+		name += 2;
+	if ((path = strdup(name)) == NULL) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		return NULL;
+	}
+	len = strlen(path);
+	if (len > 1 && path[len - 1] == '/' && archive_entry_filetype(ent) == AE_IFDIR)
+		path[len - 1] = '\0';
+	if (*path == '\0' || strcmp(path, ".") == 0) {
+		sbx_err_set(e, SBX_EX_DATAERR, "entry '.': a layer does not hold its root");
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+/* Check the next entry, record it, and extract it when w. */
+static int
+one_entry(struct archive *in, struct archive_entry *ent, struct seen *seen, struct writer *w,
+    struct budget *b, struct sbx_layer_info *info, struct sbx_err *e)
+{
+	char *path;
+	int r = -1, plain = archive_entry_hardlink(ent) == NULL;
+
+	if ((path = entry_path(ent, e)) == NULL)
+		return -1;
+	if (check_entry(ent, path, seen, e) == -1)
+		goto out;
+	if (++info->entries > MAX_ENTRIES) {
+		sbx_err_set(e, SBX_EX_DATAERR, "more than %lld entries", MAX_ENTRIES);
+		goto out;
+	}
+	/* Sizes are what the header claims (a sparse file's holes among them); the
+	 * budget counts the data itself, in copy_data. */
+	if (archive_entry_size(ent) < 0) {
+		sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': a negative size", path);
+		goto out;
+	}
+	info->unpacked += archive_entry_size(ent);
+	if ((b->names += (long long)strlen(path)) > MAX_NAMES) {
+		sbx_err_set(e, SBX_EX_DATAERR, "names of more than %lld MiB in all", MAX_NAMES >> 20);
+		goto out;
+	}
+	if (strset_add(&seen->all, path) == -1 ||
+	    (archive_entry_filetype(ent) != AE_IFDIR && strset_add(&seen->nondirs, path) == -1) ||
+	    (archive_entry_filetype(ent) == AE_IFREG && plain && strset_add(&seen->files, path) == -1)) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	if (w != NULL)
+		r = extract_entry(w, in, ent, path, b, e);
+	else
+		r = copy_data(in, -1, path, b, e);
+out:
+	free(path);
+	return r;
 }
 
 int
@@ -919,17 +1419,25 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
     struct sbx_layer_info *info, struct sbx_err *e)
 {
 	struct reader rd = { .fd = blobfd };
-	struct archive *in = NULL, *out = NULL;
+	struct writer w = { .root = -1, .pfd = -1, .keep_owners = keep_owners };
+	struct archive *in = NULL;
 	struct archive_entry *ent;
 	struct seen seen = { { 0 }, { 0 }, { 0 } };
-	long long max = sbx_layer_max_bytes();
+	struct sbx_layer_limits lim;
+	struct budget b = { 0, 0, 0, 0, 0 };
+	struct stat st;
 	unsigned char d[32];
-	int cwd = -1, r = -1, ar;
+	int r = -1, ar;
 	const void *dummy;
 
 	memset(info, 0, sizeof *info);
 	if (sbx_archive_load(e) == -1)
 		return -1;
+	/* Every caller hands a file; anything else gets the absolute cap alone. */
+	sbx_layer_limits(&lim);
+	b.data_max = lim.max_bytes;
+	b.disk_max = fstat(blobfd, &st) == 0 && S_ISREG(st.st_mode) ?
+	    sbx_layer_write_max(&lim, (long long)st.st_size) : lim.max_bytes;
 	sbx_sha256_init(&rd.sha);
 	if ((rd.buf = malloc(CHUNK)) == NULL || (in = archive_read_new()) == NULL) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
@@ -937,23 +1445,9 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 	}
 	archive_read_support_filter_zstd(in);
 	archive_read_support_format_tar(in);
-	if (dir != NULL) {
-		int flags = ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR |
-		    ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-		    ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS | ARCHIVE_EXTRACT_NO_OVERWRITE;
-
-		if (keep_owners)
-			flags |= ARCHIVE_EXTRACT_OWNER;
-		if ((out = archive_write_disk_new()) == NULL ||
-		    archive_write_disk_set_options(out, flags) != ARCHIVE_OK) {
-			sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-			goto out;
-		}
-		/* libarchive extracts relative to the working directory. */
-		if ((cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 || chdir(dir) == -1) {
-			sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", dir);
-			goto out;
-		}
+	if (dir != NULL && (w.root = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", dir);
+		goto out;
 	}
 	if (archive_read_open(in, &rd, NULL, unpack_read, NULL) != ARCHIVE_OK) {
 		sbx_err_set(e, SBX_EX_DATAERR, "not a zstd-compressed tar archive: %s",
@@ -964,60 +1458,9 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 		sbx_err_set(e, SBX_EX_DATAERR, "not a zstd-compressed tar archive");
 		goto out;
 	}
-	while ((ar = archive_read_next_header(in, &ent)) == ARCHIVE_OK) {
-		const char *name = archive_entry_pathname(ent);
-		char path[4096];
-		size_t len;
-
-		if (name == NULL || strlen(name) >= sizeof path) {
-			sbx_err_set(e, SBX_EX_DATAERR, "entry without a name, or one too long");
+	while ((ar = archive_read_next_header(in, &ent)) == ARCHIVE_OK)
+		if (one_entry(in, ent, &seen, dir ? &w : NULL, &b, info, e) == -1)
 			goto out;
-		}
-		if (strncmp(name, "./", 2) == 0)
-			name += 2;
-		/* Directories end in '/' in a tar archive. */
-		snprintf(path, sizeof path, "%s", name);
-		len = strlen(path);
-		if (len > 1 && path[len - 1] == '/' && archive_entry_filetype(ent) == AE_IFDIR)
-			path[len - 1] = '\0';
-		if (*path == '\0' || strcmp(path, ".") == 0 || strcmp(path, "./") == 0) {
-			sbx_err_set(e, SBX_EX_DATAERR, "entry '.': a layer does not hold its root");
-			goto out;
-		}
-		if (check_entry(ent, path, &seen, e) == -1)
-			goto out;
-		if (++info->entries > MAX_ENTRIES) {
-			sbx_err_set(e, SBX_EX_DATAERR, "more than %lld entries", MAX_ENTRIES);
-			goto out;
-		}
-		if (archive_entry_size(ent) < 0 || (info->unpacked += archive_entry_size(ent)) > max) {
-			sbx_err_set(e, SBX_EX_DATAERR, "unpacks to more than %lld MiB "
-			    "(SBX_LAYER_MAX_MB)", max >> 20);
-			goto out;
-		}
-		if (strset_add(&seen.all, path) == -1 ||
-		    (archive_entry_filetype(ent) == AE_IFLNK && archive_entry_hardlink(ent) == NULL &&
-		    strset_add(&seen.links, path) == -1) ||
-		    (archive_entry_filetype(ent) == AE_IFREG && archive_entry_hardlink(ent) == NULL &&
-		    strset_add(&seen.files, path) == -1)) {
-			sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-			goto out;
-		}
-		archive_entry_set_pathname(ent, path);
-		if (out != NULL && archive_write_header(out, ent) != ARCHIVE_OK) {
-			/* The secure flags catch writes through symlinks and existing names. */
-			sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': %s", path,
-			    archive_error_string(out));
-			goto out;
-		}
-		if (copy_data(in, out, path, e) == -1)
-			goto out;
-		if (out != NULL && archive_write_finish_entry(out) != ARCHIVE_OK) {
-			sbx_err_set(e, SBX_EX_IOERR, "extract %.200s: %s", path,
-			    archive_error_string(out));
-			goto out;
-		}
-	}
 	if (ar != ARCHIVE_EOF) {
 		sbx_err_set(e, SBX_EX_DATAERR, "damaged archive: %s", archive_error_string(in));
 		goto out;
@@ -1025,13 +1468,12 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 	/* The digest covers every byte, including what follows the last entry. */
 	while (unpack_read(in, &rd, &dummy) > 0)
 		;
-	if (out != NULL && archive_write_close(out) != ARCHIVE_OK) {
-		sbx_err_set(e, SBX_EX_IOERR, "extract: %s", archive_error_string(out));
+	if (dir != NULL && finish_dirs(&w, e) == -1)
 		goto out;
-	}
 	sbx_sha256_final(&rd.sha, d);
 	sbx_hex(d, 32, info->digest);
 	info->size = rd.size;
+	info->written = b.disk;
 	if (want != NULL && strcmp(want, info->digest) != 0) {
 		sbx_err_set(e, SBX_EX_DATAERR, "digest mismatch: sha256:%s, expected sha256:%s",
 		    info->digest, want);
@@ -1039,17 +1481,11 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 	}
 	r = 0;
 out:
-	if (cwd != -1) {
-		if (fchdir(cwd) == -1 && r == 0)
-			r = sbx_err_sys(e, SBX_EX_OSERR, "return to the working directory");
-		close(cwd);
-	}
 	if (in)
 		archive_read_free(in);
-	if (out)
-		archive_write_free(out);
+	writer_free(&w);
 	strset_free(&seen.all);
-	strset_free(&seen.links);
+	strset_free(&seen.nondirs);
 	strset_free(&seen.files);
 	free(rd.buf);
 	return r;

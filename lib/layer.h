@@ -10,11 +10,17 @@
  * as are user.* xattrs and holes in sparse files; setuid/setgid bits are
  * dropped (the sandbox's root is mounted nosuid: they never had an effect).
  *
+ * A symlink's target is data of the sandbox and is stored as it is, wherever
+ * it points. Paths may be longer than PATH_MAX (up to SBX_LAYER_PATH_MAX).
+ *
  * Unpacking reads untrusted input: absolute paths, "..", entries below a
- * symlink, relative symlinks climbing out of the layer, hard links to anything
- * but an earlier regular file of the same archive, device nodes other than
- * whiteouts, setuid/setgid bits, IDs past 65535, other xattrs, archives over
- * the size limit, truncated archives and digest mismatches are refused (65).
+ * symlink or another non-directory, hard links to anything but an earlier
+ * regular file of the same archive, device nodes other than whiteouts,
+ * setuid/setgid bits, IDs past 65535, other xattrs, archives past the limits
+ * below, truncated archives and digest mismatches are refused (65).
+ * Extraction resolves every name beneath the target directory with openat2
+ * (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so no entry is written outside it
+ * even past those checks.
  */
 #ifndef SBX_LAYER_H
 #define SBX_LAYER_H
@@ -22,11 +28,14 @@
 #include "error.h"
 
 #define SBX_DIGEST_HEX 64
+#define SBX_LAYER_PATH_MAX 65536   /* bytes of a path in a layer (Linux's PATH_MAX
+                                    * bounds one system call's path, not a tree) */
 
 struct sbx_layer_info {
 	char digest[SBX_DIGEST_HEX + 1];   /* SHA-256 of the archive, lowercase hex */
 	long long size;                    /* bytes of the archive */
-	long long unpacked;                /* bytes of file data in it */
+	long long unpacked;                /* bytes of file data in it (apparent sizes) */
+	long long written;                 /* unpack: what extraction writes (see budget) */
 	long long entries;
 };
 
@@ -69,7 +78,27 @@ int sbx_layer_pack(const char *dir, long long id_base, long long id_count, int o
 int sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
     struct sbx_layer_info *info, struct sbx_err *e);
 
-/* The largest unpacked size accepted: $SBX_LAYER_MAX_MB, default 64 GiB. */
-long long sbx_layer_max_bytes(void);
+/*
+ * What a layer read by sbx_layer_unpack may expand to (decompression bombs):
+ *   max_bytes  file data decompressed, holes of sparse files not counted
+ *              ($SBX_LAYER_MAX_MB, default 64 GiB);
+ *   ratio      what extraction writes to disk, runs of zeros (left holes)
+ *              not counted, per byte of archive ($SBX_LAYER_MAX_RATIO,
+ *              default 128; 0: max_bytes alone), but at least
+ *   floor      ($SBX_LAYER_RATIO_FLOOR_MB, default 64 MiB) and at most max_bytes.
+ * This is the one place these come from: the operator's policy is to set
+ * them here. The ratio's default is above what zstd level 3 makes of real
+ * trees (1 to 8 for documents, programs, sources, logs; 69 for generated
+ * JSON) and far below a bomb's (20,000 and more).
+ */
+#define SBX_LAYER_MAX_MB_DEFAULT 65536LL
+#define SBX_LAYER_RATIO_DEFAULT 128LL
+#define SBX_LAYER_FLOOR_MB_DEFAULT 64LL
+struct sbx_layer_limits {
+	long long max_bytes, ratio, floor;
+};
+void sbx_layer_limits(struct sbx_layer_limits *l);
+/* The most an archive of archive bytes may write to disk under l. */
+long long sbx_layer_write_max(const struct sbx_layer_limits *l, long long archive);
 
 #endif

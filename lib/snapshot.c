@@ -196,8 +196,47 @@ get_int(const char *name, const struct sbx_node *t, const char *key, long long *
 	return 0;
 }
 
+/* Leave out every layer that the chain names again higher up. Overlayfs
+ * cannot stack one directory twice (ELOOP), and the tree is the same without
+ * the lower copy: every entry it holds is an entry of the higher copy too,
+ * which hides it (a file, a whiteout, an opaque directory) or merges the same
+ * children over it (a directory). Returns how many were left out. */
+static size_t
+chain_dedupe(struct sbx_snapshot *sn)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i < sn->n_layers; i++) {
+		for (k = i + 1; k < sn->n_layers; k++)
+			if (strcmp(sn->layers[i].digest, sn->layers[k].digest) == 0)
+				break;
+		if (k == sn->n_layers)
+			sn->layers[n++] = sn->layers[i];
+	}
+	k = sn->n_layers - n;
+	sn->n_layers = n;
+	return k;
+}
+
 int
-sbx_snapshot_parse(const char *name, const char *buf, size_t len, struct sbx_snapshot *sn,
+sbx_snapshot_chain_check(const char *name, const struct sbx_snapshot *sn, struct sbx_err *e)
+{
+	size_t i, k;
+
+	if (sn->n_layers == 0 || sn->n_layers > SBX_MAX_LAYERS)
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s: layers must list 1 to %d layers", name,
+		    SBX_MAX_LAYERS);
+	for (i = 0; i < sn->n_layers; i++)
+		for (k = i + 1; k < sn->n_layers; k++)
+			if (strcmp(sn->layers[i].digest, sn->layers[k].digest) == 0)
+				return sbx_err_set(e, SBX_EX_DATAERR, "%s: layer sha256:%s is named "
+				    "twice in the chain (%zu and %zu); a chain stacks each layer once",
+				    name, sn->layers[i].digest, i + 1, k + 1);
+	return 0;
+}
+
+static int
+parse_doc(const char *name, const char *buf, size_t len, int lenient, struct sbx_snapshot *sn,
     struct sbx_err *e)
 {
 	static const char *const keys[] = { "snapshot_id", "parent", "lineage", "source_sandbox",
@@ -268,6 +307,10 @@ sbx_snapshot_parse(const char *name, const char *buf, size_t len, struct sbx_sna
 			goto out;
 	}
 	sn->n_layers = ls->n;
+	if (lenient)
+		chain_dedupe(sn);
+	else if (sbx_snapshot_chain_check(name, sn, e) == -1)
+		goto out;
 	if ((mn = sbx_node_get(t, "manifest")) == NULL || mn->type != SBX_MAP) {
 		sbx_err_set(e, SBX_EX_DATAERR, "%s: 'manifest' is missing", name);
 		goto out;
@@ -282,6 +325,13 @@ out:
 	if (r == -1)
 		sbx_snapshot_free(sn);
 	return r;
+}
+
+int
+sbx_snapshot_parse(const char *name, const char *buf, size_t len, struct sbx_snapshot *sn,
+    struct sbx_err *e)
+{
+	return parse_doc(name, buf, len, 0, sn, e);
 }
 
 int
@@ -301,7 +351,8 @@ sbx_snapshot_load(const struct sbx_store *s, const char *id, struct sbx_snapshot
 			sbx_err_set(e, SBX_EX_NOINPUT, "no such snapshot");
 		return -1;
 	}
-	r = sbx_snapshot_parse(p, buf, len, sn, e);
+	/* This store's own metadata: an earlier sbx could name a layer twice. */
+	r = parse_doc(p, buf, len, 1, sn, e);
 	free(buf);
 	if (r == 0 && strcmp(sn->snapshot_id, id) != 0) {
 		sbx_err_set(e, SBX_EX_DATAERR, "%s: names snapshot %s", p, sn->snapshot_id);
@@ -554,11 +605,6 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_a
 		/* Made from a snapshot: this one stacks on it. */
 		if (sbx_snapshot_load(s, m->rootfs, &parent, e) == -1)
 			return sbx_err_prefix(e, "parent snapshot %s", m->rootfs);
-		if (parent.n_layers >= SBX_MAX_LAYERS) {
-			sbx_snapshot_free(&parent);
-			return sbx_err_set(e, SBX_EX_UNAVAILABLE, "the chain of snapshot %s has %d "
-			    "layers already, the most a root can stack", m->rootfs, SBX_MAX_LAYERS);
-		}
 	}
 	previous(s, m, parent.n_layers, &prev, &base);
 	if (base != NULL) {
@@ -609,6 +655,14 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_a
 	memcpy(sn->layers[parent.n_layers].digest, li.digest, sizeof li.digest);
 	sn->layers[parent.n_layers].size = li.size;
 	sn->layers[parent.n_layers].unpacked = li.unpacked;
+	/* A layer the chain has already (nothing changed since it was made, or
+	 * the same tree again) is stacked once, at the top. */
+	chain_dedupe(sn);
+	if (sn->n_layers > SBX_MAX_LAYERS) {
+		sbx_err_set(e, SBX_EX_UNAVAILABLE, "the chain of snapshot %s has %d layers already, "
+		    "the most a root can stack", parent.snapshot_id, SBX_MAX_LAYERS);
+		goto out;
+	}
 	if (parent.snapshot_id) {
 		sn->parent = dupstr(parent.snapshot_id);
 		sn->lineage = dupstr(parent.lineage);
@@ -807,12 +861,22 @@ sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e
 {
 	struct sbx_snapshot sn;
 	struct sbx_layer_info li;
+	struct sbx_err le0;
+	struct stat st;
 	char p[1200];
 	size_t i;
 	int fd, r = 0;
 
 	if (sbx_snapshot_load(s, id, &sn, e) == -1)
 		return -1;
+	/* What mounting needs besides intact layers: a chain overlayfs can stack
+	 * (load left out what an earlier sbx named twice) on a root that is there. */
+	if (sbx_snapshot_chain_check(id, &sn, &le0) == -1)
+		r = sbx_err_set(e, SBX_EX_NO, "%s", le0.msg);
+	else if (strcmp(sn.base_rootfs, "host") != 0 && (stat(sn.base_rootfs, &st) == -1 ||
+	    !S_ISDIR(st.st_mode)))
+		r = sbx_err_set(e, SBX_EX_NO, "base rootfs %s: not a directory here",
+		    sn.base_rootfs);
 	for (i = 0; i < sn.n_layers && r == 0; i++) {
 		struct sbx_err le;
 
@@ -910,36 +974,70 @@ out:
 
 /* Export and import: a plain tar of snapshot.yaml and layers/HEX.tar.zst. */
 
+/* One entry: size bytes from fd, or from mem when fd is -1. */
 static int
-export_file(struct archive *a, const char *name, const char *path, struct sbx_err *e)
+export_entry(struct archive *a, const char *name, int fd, const char *mem, long long size,
+    long long mtime, struct sbx_err *e)
 {
 	struct archive_entry *ent;
 	char buf[1 << 16];
-	struct stat st;
 	ssize_t n;
-	int fd, r = 0;
+	int r = 0;
+
+	if ((ent = archive_entry_new()) == NULL)
+		return oom(e);
+	archive_entry_set_pathname(ent, name);
+	archive_entry_set_filetype(ent, AE_IFREG);
+	archive_entry_set_perm(ent, 0600);
+	archive_entry_set_size(ent, size);
+	archive_entry_set_mtime(ent, mtime, 0);
+	if (archive_write_header(a, ent) != ARCHIVE_OK)
+		r = sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
+	if (r == 0 && fd == -1 && archive_write_data(a, mem, (size_t)size) != size)
+		r = sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
+	while (r == 0 && fd != -1 && (n = read(fd, buf, sizeof buf)) > 0)
+		if (archive_write_data(a, buf, (size_t)n) != n)
+			r = sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
+	archive_entry_free(ent);
+	return r;
+}
+
+static int
+export_file(struct archive *a, const char *name, const char *path, struct sbx_err *e)
+{
+	struct stat st;
+	int fd, r;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
 		if (fd != -1)
 			close(fd);
 		return sbx_err_sys(e, SBX_EX_NOINPUT, "%s", path);
 	}
-	if ((ent = archive_entry_new()) == NULL) {
-		close(fd);
+	r = export_entry(a, name, fd, NULL, st.st_size, st.st_mtim.tv_sec, e);
+	close(fd);
+	return r;
+}
+
+/* The metadata as this store reads it (an earlier sbx's repeated layers left out). */
+static int
+export_meta(struct archive *a, const struct sbx_snapshot *sn, struct sbx_err *e)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	double t = 0;
+	FILE *f;
+	int r;
+
+	if ((f = open_memstream(&buf, &len)) == NULL)
+		return oom(e);
+	r = sbx_snapshot_emit(f, sn, SBX_FMT_YAML);
+	if (fclose(f) != 0 || r == -1) {
+		free(buf);
 		return oom(e);
 	}
-	archive_entry_set_pathname(ent, name);
-	archive_entry_set_filetype(ent, AE_IFREG);
-	archive_entry_set_perm(ent, 0600);
-	archive_entry_set_size(ent, st.st_size);
-	archive_entry_set_mtime(ent, st.st_mtim.tv_sec, 0);
-	if (archive_write_header(a, ent) != ARCHIVE_OK)
-		r = sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
-	while (r == 0 && (n = read(fd, buf, sizeof buf)) > 0)
-		if (archive_write_data(a, buf, (size_t)n) != n)
-			r = sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
-	archive_entry_free(ent);
-	close(fd);
+	sbx_time_parse(sn->created_at, &t);
+	r = export_entry(a, "snapshot.yaml", -1, buf, (long long)len, (long long)t, e);
+	free(buf);
 	return r;
 }
 
@@ -963,7 +1061,7 @@ sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sb
 		sbx_err_set(e, SBX_EX_IOERR, "export: %s", a ? archive_error_string(a) : "no memory");
 		goto out;
 	}
-	if (meta_path(s, id, p, sizeof p, e) == -1 || export_file(a, "snapshot.yaml", p, e) == -1)
+	if (export_meta(a, &sn, e) == -1)
 		goto out;
 	for (i = 0; i < sn.n_layers; i++) {
 		snprintf(name, sizeof name, "layers/%s.tar.zst", sn.layers[i].digest);
@@ -1308,18 +1406,6 @@ sbx_snap_set_find(const struct sbx_snap_set *a, const char *id)
 	return -1;
 }
 
-/* Keep i and the chain of parents it stacks on. */
-static void
-keep_chain(struct sbx_snap_set *a, long i)
-{
-	while (i >= 0) {
-		a->keep[i] = 2;
-		i = sbx_snap_set_find(a, a->v[i].parent);
-		if (i >= 0 && a->keep[i] == 2)
-			break;
-	}
-}
-
 int
 sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex)
 {
@@ -1387,29 +1473,33 @@ collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run,
 	}
 }
 
-/* Keep the chains of live sandboxes of store s (NULL: none) and of kept snapshots. */
+/*
+ * Keep the snapshots live sandboxes of store s (NULL: none) were made from:
+ * their next snapshot stacks on that one's chain. A kept snapshot needs no
+ * other snapshot: its metadata lists every layer of its chain, and the
+ * layers stay while any kept snapshot names them (collect).
+ */
 static void
-close_keep(const struct sbx_store *s, struct sbx_snap_set *a)
+keep_live(const struct sbx_store *s, struct sbx_snap_set *a)
 {
 	char **ids;
 	size_t n, i;
+	long k;
 
-	if (s && sbx_store_list(s, &ids, &n, NULL) == 0) {
-		for (i = 0; i < n; i++) {
-			struct sbx_manifest m;
+	if (s == NULL || sbx_store_list(s, &ids, &n, NULL) == -1)
+		return;
+	for (i = 0; i < n; i++) {
+		struct sbx_manifest m;
 
-			if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
-				if (m.rootfs && m.status && strcmp(m.status, "terminated") != 0)
-					keep_chain(a, sbx_snap_set_find(a, m.rootfs));
-				sbx_manifest_free(&m);
-			}
-			free(ids[i]);
+		if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
+			if (m.rootfs && m.status && strcmp(m.status, "terminated") != 0 &&
+			    (k = sbx_snap_set_find(a, m.rootfs)) >= 0 && !a->keep[k])
+				a->keep[k] = 2;
+			sbx_manifest_free(&m);
 		}
-		free(ids);
+		free(ids[i]);
 	}
-	for (i = 0; i < a->n; i++)
-		if (a->keep[i] == 1)
-			keep_chain(a, (long)i);
+	free(ids);
 }
 
 void
@@ -1435,7 +1525,7 @@ sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live, long l
 		if (newer < keep_last)
 			a->keep[i] = 1;
 	}
-	close_keep(live, a);
+	keep_live(live, a);
 }
 
 /* Remove the snapshots not kept, then what no kept one names. */
@@ -1494,8 +1584,16 @@ no_report(void *ctx, const char *kind, const char *name)
 	(void)name;
 }
 
+/* The snapshots a sandbox's snapshot policy makes (and snapshot.keep counts). */
+static int
+automatic(const struct sbx_snapshot *sn, const char *sid)
+{
+	return sn->source_sandbox && strcmp(sn->source_sandbox, sid) == 0 && sn->reason &&
+	    (strcmp(sn->reason, "periodic") == 0 || strcmp(sn->reason, "before-destroy") == 0);
+}
+
 int
-sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long long keep,
+sbx_snapshot_prune(const struct sbx_store *s, const char *sid, long long keep,
     struct sbx_err *e)
 {
 	struct sbx_snap_set a;
@@ -1509,14 +1607,9 @@ sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long lon
 		close(lock);
 		return -1;
 	}
-	for (i = a.n; i-- > 0;) {
-		int periodic = a.v[i].source_sandbox && strcmp(a.v[i].source_sandbox, sid) == 0 &&
-		    a.v[i].reason &&
-		    strcmp(a.v[i].reason, "periodic") == 0;
-
-		a.keep[i] = !periodic || newer++ < keep;
-	}
-	close_keep(s, &a);
+	for (i = a.n; i-- > 0;)
+		a.keep[i] = !automatic(&a.v[i], sid) || newer++ < keep;
+	keep_live(s, &a);
 	r = sweep(s, &a, 0, no_report, NULL, e);
 	sbx_snap_set_free(&a);
 	close(lock);

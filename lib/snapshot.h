@@ -37,7 +37,8 @@ struct sbx_snap_layer {
 
 struct sbx_snapshot {
 	char *snapshot_id, *parent, *lineage, *source_sandbox, *base_rootfs, *created_at, *reason;
-	struct sbx_snap_layer *layers;     /* bottom first; the last is the snapshot's own */
+	struct sbx_snap_layer *layers;     /* bottom first, each once; the last is the
+	                                    * snapshot's own (or the same tree already there) */
 	size_t n_layers;
 	struct sbx_manifest manifest;      /* the source sandbox's, without state keys */
 };
@@ -66,7 +67,9 @@ struct sbx_snap_opts {
  */
 int sbx_snapshot_create(const struct sbx_store *s, const char *sid,
     const struct sbx_snap_opts *opts, char out[SBX_ID_MAX + 1], struct sbx_err *e);
-/* Recompute every layer's digest; damage is exit 1 naming the layer. */
+/* Recompute every layer's digest and check what mounting needs (a chain
+ * overlayfs can stack, a base root that is there); damage is exit 1 naming
+ * the layer. */
 int sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /* Remove a snapshot's metadata (its layers go with retention). A snapshot a
  * live sandbox was made from is exit 75. */
@@ -93,21 +96,30 @@ typedef void (*sbx_snap_report)(void *ctx, const char *kind, const char *name);
 /*
  * Retention: keep the newest keep_last snapshots of each lineage (0: all) and
  * those younger than max_age_s (0: no age limit; with both, a snapshot kept by
- * either stays), plus every snapshot in the parent chain of a kept one or of a
- * live sandbox's root; remove the rest, then layers and cache entries no
- * remaining snapshot names, and temporary files crashes left.
+ * either stays), plus the snapshot each live sandbox was made from; remove the
+ * rest, then layers and cache entries no remaining snapshot names, and
+ * temporary files crashes left. A kept snapshot keeps the layers of its whole
+ * chain (its metadata lists them), not its parents' metadata.
  */
 int sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double max_age_s,
     int dry_run, sbx_snap_report report, void *ctx, struct sbx_err *e);
-/* Keep only the newest keep periodic snapshots of sandbox sid (the watchdog's). */
-int sbx_snapshot_prune_periodic(const struct sbx_store *s, const char *sid, long long keep,
+/* snapshot.keep: keep only the newest keep of sandbox sid's periodic and
+ * before-destroy snapshots (the others of its snapshots stay), with the same
+ * sweep of what no remaining snapshot names. */
+int sbx_snapshot_prune(const struct sbx_store *s, const char *sid, long long keep,
     struct sbx_err *e);
 
 
 /* The store's parts, for stores elsewhere (remote.c) */
 
-/* Parse metadata read from name (untrusted: every field is checked). */
+/* Parse metadata read from name (untrusted: every field is checked, and a
+ * chain that names a layer twice is refused). sbx_snapshot_load reads this
+ * store's own metadata more kindly: a layer an earlier sbx named twice is
+ * kept once, at its topmost place (the same tree; see chain_dedupe). */
 int sbx_snapshot_parse(const char *name, const char *buf, size_t len, struct sbx_snapshot *sn,
+    struct sbx_err *e);
+/* Whether overlayfs can stack sn's chain: 1 to SBX_MAX_LAYERS layers, none twice (65). */
+int sbx_snapshot_chain_check(const char *name, const struct sbx_snapshot *sn,
     struct sbx_err *e);
 /* Write a snapshot's metadata, never in place of one (two snapshots given the
  * same ID at once: the second fails, errno EEXIST). */
@@ -132,14 +144,14 @@ int sbx_snap_layer_commit(const struct sbx_store *s, const char *tmp, const char
 struct sbx_snap_set {
 	struct sbx_snapshot *v;
 	size_t n;
-	char *keep;             /* 1 kept by the rules, 2 needed by a kept one or a sandbox */
+	char *keep;             /* 1 kept by the rules, 2 needed by a live sandbox */
 };
 void sbx_snap_set_free(struct sbx_snap_set *a);
 long sbx_snap_set_find(const struct sbx_snap_set *a, const char *id);
 /* Whether a kept snapshot names layer hex. */
 int sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex);
 /* Retention's rules (see sbx_snapshot_retain) applied to a, with the live
- * sandboxes of store live (NULL: none) pinning the chains they run on. */
+ * sandboxes of store live (NULL: none) pinning the snapshots they run on. */
 void sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
     long long keep_last, double max_age_s, double now);
 

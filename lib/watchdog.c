@@ -137,7 +137,7 @@ tend(const struct sbx_store *s, struct target *t, double poll)
 
 		/* A sandbox busy being made, snapshotted or paused by others: next time. */
 		if (sbx_snapshot_create(s, t->id, &o, snap, &e) == 0)
-			sbx_snapshot_prune_periodic(s, t->id, t->keep, &e);
+			sbx_snapshot_prune(s, t->id, t->keep, &e);
 		now = sbx_realtime();
 		t->next_snap = now + t->snap_every;
 		refresh(s, t);

@@ -260,11 +260,68 @@ fork: {max_fork_factor: 2}'
 	run -66 sbx-snap import "$WORK/none.tar"
 }
 
+# digests SNAP: the layer digests of the snapshot's chain, one a line.
+digests() {
+	sbx-snap inspect "$1" | sed -n 's/.*digest: "sha256:\(.*\)"/\1/p'
+}
+
+@test "a chain stacks each layer once: unchanged sandboxes snapshot and fork again and again" {
+	# the default manifest: nothing changes, every layer is the same empty one
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-snap "$ID"; s=$output
+	run -0 sbx-fork "$s"; k=$output
+	run -0 sbx-snap "$k"; s2=$output
+	[ "$(digests "$s2")" = "$(digests "$s")" ]
+	run -0 sbx-snap verify "$s2"
+	run -0 sbx-fork "$s2"
+	run -0 sbx-run "$output" -- true
+	# an idle writable sandbox snapshotted back to back: the same diff each time
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'mkdir /root/d; echo kept > /root/d/f'
+	for _ in 1 2 3 4; do
+		run -0 sbx-snap "$ID"; last=$output
+	done
+	run -0 digests "$last"
+	[ "$(sort -u <<<"$output" | wc -l)" -eq "${#lines[@]}" ]
+	run -0 sbx-snap verify "$last"
+	run -0 sbx-fork "$last"; k=$output
+	run -0 sbx-run "$k" -- cat /root/d/f
+	[ "$output" = kept ]
+	# and a fork of it snapshotted unchanged (as --select of an idle winner does)
+	run -0 sbx-fork --select "$k"
+	run -0 sbx-fork "$output"
+	run -0 sbx-run "$output" -- cat /root/d/f
+}
+
+@test "a chain that names a layer twice: refused from an archive, mounted once from this store" {
+	local d escape="$WORK/escape"
+	mkdir -p "$escape" "$SBX_ROOT/layers" "$SBX_ROOT/snapshots"
+	python3 "$FIXTURES/mklayer.py" twice "$WORK/twice" "$escape"
+	run -65 sbx-snap import "$WORK/twice/export.tar"
+	[[ $output == *"named twice in the chain"* ]]
+	[ -z "$(sbx-snap list)" ]
+	# as an earlier sbx left it in this store: each layer mounted once
+	d=$(cat "$WORK/twice/digest")
+	cp "$WORK/twice/layer.tar.zst" "$SBX_ROOT/layers/$d.tar.zst"
+	cp "$WORK/twice/snapshot.yaml" "$SBX_ROOT/snapshots/snap-twice.yaml"
+	run -0 sbx-snap verify snap-twice
+	[ "$(digests snap-twice)" = "$d" ]
+	run -0 sbx-fork snap-twice
+	run -0 sbx-run "$output" -- test -d /dir
+	# what leaves this store names it once, and imports elsewhere
+	run -0 sbx-snap export -f "$WORK/out.tar" snap-twice
+	other=$(mktemp -d /tmp/sbx-test.XXXXXX)
+	chmod 711 "$other"
+	SBX_ROOT=$other run -0 sbx-snap import "$WORK/out.tar"
+	SBX_ROOT=$other run -0 sbx-snap verify snap-twice
+	rm -rf "$other"
+}
+
 @test "hostile layers are refused with 65 and write nothing outside the target" {
 	local k d escape="$WORK/escape"
 	mkdir -p "$escape" "$SBX_ROOT/layers" "$SBX_ROOT/snapshots"
-	for k in absolute dotdot symlink-write symlink-out hardlink-out hardlink-dotdot device \
-	    block setuid xattr truncated plain-tar big; do
+	for k in absolute dotdot symlink-write symlink-out-write below-fifo hardlink-out \
+	    hardlink-dotdot device block setuid xattr truncated plain-tar big; do
 		python3 "$FIXTURES/mklayer.py" "$k" "$WORK/$k" "$escape"
 		echo "layer: $k"
 		SBX_LAYER_MAX_MB=1 run -65 sbx-snap import "$WORK/$k/export.tar"
@@ -284,9 +341,104 @@ fork: {max_fork_factor: 2}'
 	run -0 sbx-snap import "$WORK/good/export.tar"
 	run -0 sbx-fork snap-good
 	run -0 sbx-run "$output" -- cat /dir/file
+	# a directory whose entry comes after what it holds gets that entry's mode
+	python3 "$FIXTURES/mklayer.py" late-dir "$WORK/late-dir" "$escape"
+	run -0 sbx-snap import "$WORK/late-dir/export.tar"
+	run -0 sbx-fork snap-late-dir
+	run -0 sbx-run "$output" -- sh -c 'stat -c %a /d; cat /d/f'
+	[ "$output" = "$(printf '750\nbelow')" ]
+	# and symlinks whose targets climb out: data, resolved in the sandbox's root
+	python3 "$FIXTURES/mklayer.py" symlink-out "$WORK/symlink-out" "$escape"
+	run -0 sbx-snap import "$WORK/symlink-out/export.tar"
+	run -0 sbx-fork snap-symlink-out
+	run -0 sbx-run "$output" -- sh -c 'readlink /up /shadow; ls /up/etc/hostname'
+	[ "$output" = "$(printf '../../..\n../../../../etc/shadow\n/up/etc/hostname')" ]
+	[ -z "$(ls -A "$escape")" ]
 }
 
-@test "retention: keep-last 1 keeps the newest snapshot and its parent chain, the rest goes" {
+@test "a sandbox's own symlinks out and paths over 4096 bytes snapshot, verify, fork and read back" {
+	writable
+	# 20 directories of 250 bytes: a path of over 5000 bytes, made and read by descriptor
+	run -0 sbx-run "$ID" -- python3 -c '
+import os
+os.symlink("../../../../etc/shadow", "/root/shadow-link")
+os.symlink("../../../../../../../..", "/root/up")
+fd = os.open("/root", os.O_RDONLY)
+for i in range(20):
+    name = ("%02d" % i) * 125
+    os.mkdir(name, dir_fd=fd)
+    fd = os.open(name, os.O_RDONLY, dir_fd=fd)
+with open(os.open("deep", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as f:
+    print("from the bottom", file=f)'
+	run -0 sbx-snap "$ID"
+	s1=$output
+	run -0 sbx-snap verify "$s1"
+	read_back() {
+		sbx-run "$1" -- python3 -c '
+import os
+print(os.readlink("/root/shadow-link"), os.readlink("/root/up"))
+fd = os.open("/root", os.O_RDONLY)
+for i in range(20):
+    fd = os.open(("%02d" % i) * 125, os.O_RDONLY, dir_fd=fd)
+print(open(os.open("deep", os.O_RDONLY, dir_fd=fd)).read(), end="")'
+	}
+	run -0 sbx-fork "$s1"
+	kid=$output
+	run -0 read_back "$kid"
+	[ "$output" = "$(printf '../../../../etc/shadow ../../../../../../../..\nfrom the bottom')" ]
+	# the next snapshot is a diff on it (its index holds the long path) and keeps both
+	run -0 sbx-run "$ID" -- sh -c 'echo more > /root/more'
+	run -0 sbx-snap "$ID"
+	s2=$output
+	run -0 sbx-snap inspect -o json "$s2"
+	[[ $output == *"\"parent\":\"$s1\""* ]]
+	run -0 sbx-snap verify "$s2"
+	run -0 sbx-fork "$s2"
+	run -0 read_back "$output"
+	[ "$output" = "$(printf '../../../../etc/shadow ../../../../../../../..\nfrom the bottom')" ]
+	# and the child's own snapshot stacks on them
+	run -0 sbx-snap "$kid"
+	run -0 sbx-fork "$output"
+	run -0 read_back "$output"
+	[ "$output" = "$(printf '../../../../etc/shadow ../../../../../../../..\nfrom the bottom')" ]
+}
+
+@test "decompression bombs: a layer may write a bounded multiple of its size; zeros cost nothing" {
+	local d escape="$WORK/escape"
+	mkdir -p "$escape" "$SBX_ROOT/layers" "$SBX_ROOT/snapshots"
+	# 128 MiB of 0xff in 4 KB: refused on import and when planted in the store
+	python3 "$FIXTURES/mklayer.py" bomb "$WORK/bomb" "$escape"
+	run -65 sbx-snap import "$WORK/bomb/export.tar"
+	[[ $output == *"writes more than 64 MiB"*SBX_LAYER_MAX_RATIO* ]]
+	[ -z "$(sbx-snap list)" ]
+	d=$(cat "$WORK/bomb/digest")
+	cp "$WORK/bomb/layer.tar.zst" "$SBX_ROOT/layers/$d.tar.zst"
+	cp "$WORK/bomb/snapshot.yaml" "$SBX_ROOT/snapshots/snap-bomb.yaml"
+	run -65 sbx-fork snap-bomb
+	[ -z "$(ls -A "$SBX_ROOT/cache")" ]
+	[ -z "$(ls -A "$SBX_ROOT/sandboxes")" ]
+	run -1 sbx-snap verify snap-bomb
+	# the operator may allow it
+	rm "$SBX_ROOT/snapshots/snap-bomb.yaml"
+	SBX_LAYER_MAX_RATIO=0 run -0 sbx-snap import "$WORK/bomb/export.tar"
+	# a sandbox's own zero-filled files (written, not sparse) fork, read back,
+	# and cost no disk in the layer cache
+	writable
+	run -0 sbx-run "$ID" -- sh -c 'dd if=/dev/zero of=/root/zeros bs=1M count=200 status=none;
+	    printf tail >> /root/zeros; head -c 100000 /dev/urandom > /root/random'
+	want=$(sbx-run "$ID" -- sha256sum /root/zeros /root/random)
+	run -0 sbx-snap "$ID"
+	snap=$output
+	run -0 sbx-snap verify "$snap"
+	run -0 sbx-fork "$snap"
+	kid=$output
+	run -0 sbx-run "$kid" -- sha256sum /root/zeros /root/random
+	[ "$output" = "$want" ]
+	d=$(digests "$snap")
+	[ "$(du -sk "$SBX_ROOT/cache/$d" | cut -f1)" -lt 1024 ]
+}
+
+@test "retention: keep-last 1 keeps the newest snapshot of each lineage and the layers of its chain" {
 	writable
 	run -0 sbx-run "$ID" -- sh -c 'echo 1 > /root/one'
 	run -0 sbx-snap "$ID"; s1=$output
@@ -301,25 +453,27 @@ fork: {max_fork_factor: 2}'
 	run -0 sbx-gc "$c1" "$c2"
 	# a live sandbox made from s4 keeps it
 	run -0 sbx-fork "$s4"; live=$output
+	# the newest of the lineage, and what a live sandbox was made from; not
+	# their parents: s3's metadata lists every layer of its chain
 	run -0 sbx-gc --keep-last 1
 	run -0 sbx-snap list
-	[ "$output" = "$(printf '%s\n%s\n%s\n%s' "$s1" "$s4" "$s2" "$s3")" ]
+	[ "$output" = "$(printf '%s\n%s' "$s4" "$s3")" ]
 	run -0 sbx-gc "$live"
 	run -0 sbx-gc --keep-last 1 --dry-run
 	[[ $output == *"would remove snapshot $s4"* ]]
-	[ "$(sbx-snap list | wc -l)" -eq 4 ]
+	[ "$(sbx-snap list | wc -l)" -eq 2 ]
 	run -0 sbx-gc --keep-last 1
 	run -0 sbx-snap list
-	[ "$output" = "$(printf '%s\n%s\n%s' "$s1" "$s2" "$s3")" ]
-	# layers and cache entries of removed snapshots are gone; the kept chain works
+	[ "$output" = "$s3" ]
+	# layers and cache entries no kept snapshot names are gone; s3's chain works
 	[ "$(find "$SBX_ROOT/layers" -name '*.tar.zst' | wc -l)" -eq 3 ]
 	for c in "$SBX_ROOT"/cache/*; do
-		grep -q "$(basename "$c")" "$SBX_ROOT"/snapshots/*.yaml
+		grep -q "$(basename "$c")" "$SBX_ROOT/snapshots/$s3.yaml"
 	done
 	run -0 sbx-fork "$s3"
 	run -0 sbx-run "$output" -- cat /root/one /root/two /root/three
 	run -0 sbx-run "$ID" -- cat /root/four    # the first sandbox is still there
-	run -0 sbx-snap verify "$s1" "$s2" "$s3"
+	run -0 sbx-snap verify "$s3"
 	run -64 sbx-gc --keep-last 0
 	run -64 sbx-gc --max-age soon
 }
@@ -333,11 +487,18 @@ fork: {max_fork_factor: 2}'
 	sleep 2
 	run -0 sbx-run "$ID" -- touch /root/newer
 	run -0 sbx-snap "$ID"; new=$output    # a diff on $chained
-	run -0 sbx-gc --max-age 1s
+	# as old as $chained is now, by the snapshots' own clock: $new is 2 s younger
+	age=$(python3 -c 'import datetime, sys, time
+t = datetime.datetime.strptime(sys.argv[1], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+print("%.3f" % (time.time() - t.timestamp()))' "$(sbx-snap inspect "$chained" | yaml_value created_at)")
+	run -0 sbx-gc --max-age "${age}s"
 	run -0 sbx-snap list
-	[ "$output" = "$(printf '%s\n%s' "$chained" "$new")" ]    # old, but $new stacks on it
-	[[ $output != *"$old"* ]]
+	[ "$output" = "$new" ]    # $new stacks on $chained's layer, not its metadata
 	[ ! -e "$SBX_ROOT/snapshots/$old.index" ]
+	[ ! -e "$SBX_ROOT/snapshots/$chained.index" ]
+	run -0 sbx-snap verify "$new"
+	run -0 sbx-fork "$new"
+	run -0 sbx-run "$output" -- test -e /root/newer
 }
 
 @test "the watchdog takes periodic snapshots and keeps snapshot.keep of them" {
@@ -356,6 +517,41 @@ snapshot: {interval_s: 1, keep: 2}'
 	mapfile -t snaps < <(sbx-snap list)
 	run -0 sbx-snap verify "${snaps[@]}"
 	run -0 sbx-run "$ID" -- cat /root/p    # thawed after each
+}
+
+@test "snapshot.keep 1: after periodic snapshots and the one before destroy, one is listed and whole" {
+	local n wd
+	provision <<<'read_only_root: false
+snapshot: {interval_s: 1, keep: 1, before_destroy: true}'
+	assert_confined "$ID"
+	# changes between the watchdog's snapshots give a chain of several layers
+	for n in 1 2 3; do
+		run -0 sbx-run "$ID" -- sh -c "echo $n > /root/f$n"
+		for _ in $(seq 600); do
+			[ "$(grep -c '"event":"snapshot",.*"outcome":"ok"' "$SBX_ROOT/audit.log")" -ge "$n" ] && break
+			sleep 0.1
+		done
+		[ "$(grep -c '"event":"snapshot",.*"outcome":"ok"' "$SBX_ROOT/audit.log")" -ge "$n" ]
+	done
+	# the watchdog stops here, so that no periodic snapshot follows the last one
+	wd=$(state "$ID" watchdog_pid)
+	kill -9 "$wd"
+	for _ in $(seq 100); do gone "$wd" && break; sleep 0.1; done
+	gone "$wd"
+	run -0 sbx-run "$ID" -- sh -c 'echo last > /root/last'
+	run -0 sbx-gc "$ID"
+	run -0 sbx-snap list -o json
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *'"reason":"before-destroy"'* ]]
+	snap=$(sbx-snap list)
+	run -0 sbx-snap verify "$snap"
+	# no layer that it does not name stays
+	for l in "$SBX_ROOT"/layers/*.tar.zst; do
+		grep -q "$(basename "$l" .tar.zst)" "$SBX_ROOT/snapshots/$snap.yaml"
+	done
+	run -0 sbx-fork "$snap"
+	run -0 sbx-run "$output" -- cat /root/f1 /root/f2 /root/f3 /root/last
+	[ "$output" = "$(printf '1\n2\n3\nlast')" ]
 }
 
 @test "snapshot.before_destroy: sbx-gc snapshots a sandbox before it destroys it" {

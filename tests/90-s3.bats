@@ -154,6 +154,31 @@ teardown_file() {
 	run -66 sbx-snap remove --store "$STORE" "$snap"
 }
 
+@test "metadata in the bucket that names a layer twice is refused on pull (exit 65)" {
+	s3_init
+	sandbox_with "twice" 1
+	run -0 sbx-snap create "$ID"
+	snap=$output
+	run -0 sbx-snap push --store "$STORE" "$snap"
+	# the one layer listed twice (as an earlier sbx could write it)
+	sbx-snap inspect "$snap" | python3 -c '
+import sys
+lines = sys.stdin.read().split("\n")
+i = lines.index("layers:")
+j = i + 1
+while lines[j].startswith("  "):
+    j += 1
+sys.stdout.write("\n".join(lines[:j] + lines[i + 1:j] + lines[j:]))' > "$WORK/meta"
+	[ "$(grep -c 'digest:' "$WORK/meta")" -eq 2 ]
+	BODY_SHA=$(sha256sum "$WORK/meta" | cut -d' ' -f1) run -0 s3curl PUT \
+		"$BUCKET/team/a/snapshots/$snap.yaml" -T "$WORK/meta"
+	other_root
+	run -65 --separate-stderr env SBX_ROOT="$HOST_B" sbx-snap pull --store "$STORE" "$snap"
+	[[ $stderr == *"named twice in the chain"* ]]
+	run -0 env SBX_ROOT="$HOST_B" sbx-snap list
+	[ -z "$output" ]
+}
+
 @test "a push killed at each step leaves no visible snapshot; a truncated multipart upload is aborted by gc" {
 	s3_init
 	sandbox_with "killed" 12
@@ -229,13 +254,12 @@ teardown_file() {
 	run -0 s3keys team/a/layers/
 	[[ $output != *"$old_layer"* ]]
 	[ "$(wc -l <<<"$output")" -eq 2 ]
-	# Keeping the newest of the lineage keeps the snapshot it stacks on (c2 is
-	# a diff on c1's full layer): nothing more goes.
+	# Keeping the newest of the lineage keeps the layers it stacks on (c2 is a
+	# diff on c1's full layer), not c1's metadata.
 	run -0 sbx-gc --store "$STORE" --keep-last 1 --grace 0
-	[ -z "$output" ]
+	[ "$output" = "removed snapshot $c1" ]
 	run -0 sbx-snap list --store "$STORE"
-	[ "$output" = "$c1
-$c2" ]
+	[ "$output" = "$c2" ]
 	run -0 s3keys team/a/layers/
 	[ "$(wc -l <<<"$output")" -eq 2 ]
 	other_root
