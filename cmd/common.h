@@ -57,6 +57,17 @@ sbx_id_operand(int argc, char *argv[], char *id, size_t size, void (*usage)(int)
 	}
 }
 
+/*
+ * Before each record of a stream on stdout: YAML records are the documents of
+ * one YAML stream, each opened by "---" (JSON records are one object a line).
+ */
+static inline void
+sbx_record_start(enum sbx_format fmt)
+{
+	if (fmt == SBX_FMT_YAML)
+		fputs("---\n", stdout);
+}
+
 /* Flush stdout and report a failed write (a closed pipe, a full disk) as 74. */
 static inline int
 sbx_flush_stdout(void)

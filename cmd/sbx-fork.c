@@ -37,7 +37,7 @@ main(int argc, char *argv[])
 	const char *prefix = NULL, *winner = NULL, *url = NULL;
 	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1], **ids, *end;
 	long n = 1, k;
-	int c;
+	int c, rc = 0, r;
 
 	while ((c = getopt_long(argc, argv, "n:i:o:c:hV", opts, NULL)) != -1) {
 		switch (c) {
@@ -89,7 +89,12 @@ main(int argc, char *argv[])
 		} else {
 			struct sbx_manifest m;
 
-			if (sbx_sandbox_view(&store, ids[k], &m, &e) == 0) {
+			/* The child exists either way: name it even when its document fails. */
+			if (sbx_sandbox_view(&store, ids[k], &m, &e) == -1) {
+				warnx("%s: %s", ids[k], e.msg);
+				rc = e.code;
+			} else {
+				sbx_record_start(fmt);
 				sbx_manifest_emit(stdout, &m, fmt);
 				sbx_manifest_free(&m);
 			}
@@ -97,5 +102,6 @@ main(int argc, char *argv[])
 		free(ids[k]);
 	}
 	free(ids);
-	return sbx_flush_stdout();
+	r = sbx_flush_stdout();
+	return rc ? rc : r;
 }

@@ -44,8 +44,7 @@ list_snapshots(const struct sbx_store *s, enum sbx_format fmt, int table)
 		else if (fmt == SBX_FMT_ID)
 			printf("%s\n", sn.snapshot_id);
 		else {
-			if (fmt == SBX_FMT_YAML)
-				printf("---\n");
+			sbx_record_start(fmt);
 			sbx_snapshot_emit(stdout, &sn, fmt);
 		}
 		sbx_snapshot_free(&sn);
@@ -113,12 +112,9 @@ main(int argc, char *argv[])
 			    m.created_at ? m.created_at : "-", m.expires_at ? m.expires_at : "-");
 		else if (fmt == SBX_FMT_ID)
 			printf("%s\n", m.sandbox_id);
-		else if (fmt == SBX_FMT_JSON)
-			sbx_manifest_emit(stdout, &m, SBX_FMT_JSON);
 		else {
-			/* A stream of YAML documents. */
-			printf("---\n");
-			sbx_manifest_emit(stdout, &m, SBX_FMT_YAML);
+			sbx_record_start(fmt);
+			sbx_manifest_emit(stdout, &m, fmt);
 		}
 		sbx_manifest_free(&m);
 		free(ids[i]);

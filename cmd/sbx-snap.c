@@ -45,8 +45,9 @@ operand(int argc, char *argv[], const char *key, char *id, size_t size)
 	}
 }
 
+/* One snapshot on stdout; stream: one record of a stream (list). */
 static int
-show(const struct sbx_store *s, const char *id, enum sbx_format fmt)
+show(const struct sbx_store *s, const char *id, enum sbx_format fmt, int stream)
 {
 	struct sbx_snapshot sn;
 	struct sbx_err e = { 0 };
@@ -59,6 +60,8 @@ show(const struct sbx_store *s, const char *id, enum sbx_format fmt)
 		warnx("%s: %s", id, e.msg);
 		return e.code;
 	}
+	if (stream)
+		sbx_record_start(fmt);
 	if (sbx_snapshot_emit(stdout, &sn, fmt) == -1)
 		errx(SBX_EX_IOERR, "stdout: write failed");
 	sbx_snapshot_free(&sn);
@@ -125,7 +128,7 @@ main(int argc, char *argv[])
 		operand(argc, argv, "sandbox_id", id, sizeof id);
 		if (sbx_snapshot_create(&store, id, &o, out, &e) == -1)
 			sbx_die(&e, id);
-		rc = show(&store, out, fmt);
+		rc = show(&store, out, fmt, 0);
 	} else if (strcmp(verb, "list") == 0) {
 		char **ids;
 		size_t n, k;
@@ -138,9 +141,12 @@ main(int argc, char *argv[])
 			if (sbx_remote_list(url, &set, &e) == -1)
 				sbx_die(&e, NULL);
 			for (k = 0; k < set.n; k++) {
-				if (fmt == SBX_FMT_ID)
+				if (fmt == SBX_FMT_ID) {
 					printf("%s\n", set.v[k].snapshot_id);
-				else if (sbx_snapshot_emit(stdout, &set.v[k], fmt) == -1)
+					continue;
+				}
+				sbx_record_start(fmt);
+				if (sbx_snapshot_emit(stdout, &set.v[k], fmt) == -1)
 					errx(SBX_EX_IOERR, "stdout: write failed");
 			}
 			sbx_snap_set_free(&set);
@@ -149,7 +155,7 @@ main(int argc, char *argv[])
 		if (sbx_snapshot_list(&store, &ids, &n, &e) == -1)
 			sbx_die(&e, "snapshots");
 		for (k = 0; k < n; k++) {
-			if ((r = show(&store, ids[k], fmt)) != 0 && rc == 0)
+			if ((r = show(&store, ids[k], fmt, 1)) != 0 && rc == 0)
 				rc = r;
 			free(ids[k]);
 		}
@@ -165,7 +171,7 @@ main(int argc, char *argv[])
 				errx(SBX_EX_IOERR, "stdout: write failed");
 			sbx_snapshot_free(&sn);
 		} else {
-			rc = show(&store, id, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt);
+			rc = show(&store, id, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt, 0);
 		}
 	} else if (strcmp(verb, "verify") == 0 || strcmp(verb, "remove") == 0) {
 		int verify = verb[0] == 'v';
@@ -228,7 +234,7 @@ main(int argc, char *argv[])
 		operand(argc, argv, "snapshot_id", id, sizeof id);
 		if (sbx_remote_pull(&store, url, id, &e) == -1)
 			sbx_die(&e, NULL);
-		rc = show(&store, id, fmt);
+		rc = show(&store, id, fmt, 0);
 	} else {
 		int fd = 0;
 
@@ -241,7 +247,7 @@ main(int argc, char *argv[])
 			usage(SBX_EX_USAGE);
 		if (sbx_snapshot_import(&store, fd, out, &e) == -1)
 			sbx_die(&e, argc ? argv[0] : "<stdin>");
-		rc = show(&store, out, fmt);
+		rc = show(&store, out, fmt, 0);
 	}
 	r = sbx_flush_stdout();
 	return rc ? rc : r;

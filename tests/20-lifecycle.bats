@@ -26,6 +26,25 @@ load helpers
 	[ -z "$(sbx-ls -q)" ]
 }
 
+@test "every multi-record -o yaml output is a YAML stream, every -o json one an object a line" {
+	provision "$MANIFESTS/minimal.yaml"
+	snap=$(sbx-snap "$ID")
+	provision "$MANIFESTS/minimal.yaml"
+	snap2=$(sbx-snap "$ID")
+	run -0 sbx-fork -n 3 -o yaml "$snap"
+	[ "$(yaml_docs <<<"$output")" -eq 3 ]
+	run -0 sbx-fork -n 2 -o json "$snap2"
+	[ "$(json_lines <<<"$output")" -eq 2 ]
+	[ "$(sbx-ls -o yaml | yaml_docs)" -eq 7 ]
+	[ "$(sbx-ls -o json | json_lines)" -eq 7 ]
+	[ "$(sbx-ls -s -o yaml | yaml_docs)" -eq 2 ]
+	[ "$(sbx-ls -s -o json | json_lines)" -eq 2 ]
+	[ "$(sbx-snap list -o yaml | yaml_docs)" -eq 2 ]
+	[ "$(sbx-snap list -o json | json_lines)" -eq 2 ]
+	[ "$(sbx-snap inspect "$snap" | yaml_docs)" -eq 1 ]
+	[ "$(sbx-inspect "$ID" | yaml_docs)" -eq 1 ]
+}
+
 @test "a caller-chosen sandbox_id makes provision idempotent" {
 	printf 'sandbox_id: job-42.step-1\nresource_allocation: {pids: 32}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"
