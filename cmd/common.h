@@ -50,7 +50,8 @@ sbx_id_operand(int argc, char *argv[], char *id, size_t size, void (*usage)(int)
 
 	if (argc > 1)
 		usage(SBX_EX_USAGE);
-	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, "sandbox_id", id, size, &e) == -1) {
+	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, SBX_KEYS("sandbox_id"), id, size,
+	    &e) == -1) {
 		if (e.code == SBX_EX_USAGE)
 			usage(SBX_EX_USAGE);
 		sbx_die(&e, NULL);

@@ -71,7 +71,9 @@ main(int argc, char *argv[])
 	}
 	if (argc > 1)
 		usage(SBX_EX_USAGE);
-	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, "snapshot_id", id, sizeof id, &e) == -1) {
+	/* A snapshot's document, or a sandbox's (forked from a snapshot of it). */
+	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, SBX_KEYS("snapshot_id", "sandbox_id"),
+	    id, sizeof id, &e) == -1) {
 		if (e.code == SBX_EX_USAGE)
 			usage(SBX_EX_USAGE);
 		sbx_die(&e, NULL);

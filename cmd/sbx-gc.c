@@ -146,18 +146,16 @@ main(int argc, char *argv[])
 	if (retention)
 		usage(SBX_EX_USAGE);
 	if (argc == 1 && strcmp(argv[0], "-") == 0) {
-		char line[256];
+		struct sbx_ids ids;
+		size_t k;
 
-		/* One ID a line; a document's sandbox_id line works too. */
-		while (fgets(line, sizeof line, stdin) != NULL) {
-			char *id = line + strspn(line, " \t");
-
-			if (strncmp(id, "sandbox_id:", 11) == 0)
-				id += 11 + strspn(id + 11, " \t\"");
-			id[strcspn(id, "\" \t\r\n")] = '\0';
-			if (*id && (r = destroy(&store, id, dry)) != 0 && rc == 0)
+		/* All of stdin is read and checked before anything is destroyed. */
+		if (sbx_ids_read(STDIN_FILENO, "stdin", SBX_KEYS("sandbox_id"), 0, &ids, &e) == -1)
+			sbx_die(&e, NULL);
+		for (k = 0; k < ids.n; k++)
+			if ((r = destroy(&store, ids.v[k], dry)) != 0 && rc == 0)
 				rc = r;
-		}
+		sbx_ids_free(&ids);
 	} else {
 		for (i = 0; i < argc; i++)
 			if ((r = destroy(&store, argv[i], dry)) != 0 && rc == 0)

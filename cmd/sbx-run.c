@@ -30,23 +30,25 @@ seconds(const char *opt, const char *s)
 	return v;
 }
 
-/* The ID on stdin: its first line only, so the rest stays the command's input. */
+/* The ID on stdin: its first record only, so the rest stays the command's input. */
 static int
-id_from_stdin_line(char *id, size_t size, struct sbx_err *e)
+id_from_stdin_head(char *id, size_t size, struct sbx_err *e)
 {
-	char line[512], *p;
-	size_t n = 0;
+	struct sbx_ids ids;
+	int r;
 
 	if (isatty(STDIN_FILENO))
 		return sbx_err_set(e, SBX_EX_USAGE, "no ID given and stdin is a terminal");
-	while (n + 1 < sizeof line && read(STDIN_FILENO, line + n, 1) == 1 && line[n] != '\n')
-		n++;
-	line[n] = '\0';
-	p = line + strspn(line, " \t");
-	if (strncmp(p, "sandbox_id:", 11) == 0)
-		p += 11 + strspn(p + 11, " \t\"");
-	p[strcspn(p, "\" \t\r")] = '\0';
-	return sbx_id_from_arg_or_stdin(p, "sandbox_id", id, size, e);
+	if (sbx_ids_read(STDIN_FILENO, "stdin", SBX_KEYS("sandbox_id"), SBX_IDS_ONE | SBX_IDS_HEAD,
+	    &ids, e) == -1)
+		return -1;
+	if (ids.n == 0) {
+		sbx_ids_free(&ids);
+		return sbx_err_set(e, SBX_EX_DATAERR, "stdin: no ID");
+	}
+	r = snprintf(id, size, "%s", ids.v[0]) >= (int)size ? -1 : 0;
+	sbx_ids_free(&ids);
+	return r;
 }
 
 static void
@@ -132,8 +134,8 @@ main(int argc, char *argv[])
 	if (manifest == NULL) {
 		if (argc == 0)
 			usage(SBX_EX_USAGE);
-		r = strcmp(argv[0], "-") == 0 ? id_from_stdin_line(id, sizeof id, &e) :
-		    sbx_id_from_arg_or_stdin(argv[0], "sandbox_id", id, sizeof id, &e);
+		r = strcmp(argv[0], "-") == 0 ? id_from_stdin_head(id, sizeof id, &e) :
+		    sbx_id_from_arg_or_stdin(argv[0], NULL, id, sizeof id, &e);
 		if (r == -1) {
 			if (e.code == SBX_EX_USAGE)
 				usage(SBX_EX_USAGE);

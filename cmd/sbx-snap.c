@@ -32,13 +32,13 @@ static const char *const verbs[] = { "create", "list", "inspect", "verify", "rem
 
 /* The snapshot (or sandbox) operand, or the ID on stdin. */
 static void
-operand(int argc, char *argv[], const char *key, char *id, size_t size)
+operand(int argc, char *argv[], const char *const *keys, char *id, size_t size)
 {
 	struct sbx_err e = { 0 };
 
 	if (argc > 1)
 		usage(SBX_EX_USAGE);
-	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, key, id, size, &e) == -1) {
+	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, keys, id, size, &e) == -1) {
 		if (e.code == SBX_EX_USAGE)
 			usage(SBX_EX_USAGE);
 		sbx_die(&e, NULL);
@@ -125,7 +125,7 @@ main(int argc, char *argv[])
 	if (strcmp(verb, "create") == 0) {
 		struct sbx_snap_opts o = { want, "manual" };
 
-		operand(argc, argv, "sandbox_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("sandbox_id"), id, sizeof id);
 		if (sbx_snapshot_create(&store, id, &o, out, &e) == -1)
 			sbx_die(&e, id);
 		rc = show(&store, out, fmt, 0);
@@ -161,7 +161,7 @@ main(int argc, char *argv[])
 		}
 		free(ids);
 	} else if (strcmp(verb, "inspect") == 0) {
-		operand(argc, argv, "snapshot_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
 		if (url) {
 			struct sbx_snapshot sn;
 
@@ -196,7 +196,7 @@ main(int argc, char *argv[])
 	} else if (strcmp(verb, "restore") == 0) {
 		char **ids;
 
-		operand(argc, argv, "snapshot_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
 		if (sbx_remote_ensure(&store, url, id, &e) == -1 ||
 		    sbx_restore(&store, id, want, &ids, &e) == -1)
 			sbx_die(&e, id);
@@ -206,7 +206,7 @@ main(int argc, char *argv[])
 	} else if (strcmp(verb, "export") == 0) {
 		int fd = 1;
 
-		operand(argc, argv, "snapshot_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
 		if (file == NULL && isatty(1))
 			errx(SBX_EX_USAGE, "export: stdout is a terminal; redirect it or use -f FILE");
 		if (file != NULL && (fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
@@ -223,7 +223,7 @@ main(int argc, char *argv[])
 		long long bytes = 0;
 		int layers = 0;
 
-		operand(argc, argv, "snapshot_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
 		if (sbx_remote_push(&store, url, id, &layers, &bytes, &e) == -1)
 			sbx_die(&e, NULL);
 		if (isatty(2))
@@ -231,7 +231,7 @@ main(int argc, char *argv[])
 			    layers, layers == 1 ? "" : "s", bytes, url);
 		printf("%s\n", id);
 	} else if (strcmp(verb, "pull") == 0) {
-		operand(argc, argv, "snapshot_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
 		if (sbx_remote_pull(&store, url, id, &e) == -1)
 			sbx_die(&e, NULL);
 		rc = show(&store, id, fmt, 0);

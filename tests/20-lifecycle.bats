@@ -45,6 +45,59 @@ load helpers
 	[ "$(sbx-inspect "$ID" | yaml_docs)" -eq 1 ]
 }
 
+@test "a state document on stdin is one operand; IDs one a line, YAML streams and JSON lines are several" {
+	provision "$MANIFESTS/minimal.yaml"
+	a=$ID
+	provision "$MANIFESTS/minimal.yaml"
+	b=$ID
+	# a sandbox's document forks it, as its ID does
+	run -0 bash -c "sbx-inspect $a | sbx-fork"
+	kid=$output
+	[[ $kid == sbx-* ]]
+	run -0 bash -c "sbx-snap -o yaml $b | sbx-fork -o json"
+	[ "$(json_lines <<<"$output")" -eq 1 ]
+	# one document destroys one sandbox and exits 0
+	run -0 bash -c "sbx-inspect $kid | sbx-gc -"
+	[ "$output" = "$kid" ]
+	run -0 bash -c "sbx-inspect -o json $b | sbx-pause && sbx-pause -r $b"
+	# several documents for a program that takes one: 65, nothing done
+	run -65 bash -c "sbx-ls -o yaml | sbx-pause"
+	[[ $output == *"IDs, where one is wanted"* ]]
+	[ "$(state "$a" status)" = ready ]
+	# bad input anywhere on stdin: 65 before anything is destroyed
+	n=$(sbx-ls -q | wc -l)
+	run -65 bash -c "printf '%s\n../x\n' $a | sbx-gc -"
+	[[ $output == *"stdin:2:"* ]]
+	run -65 bash -c "{ sbx-inspect $a; echo ---; echo 'name: x'; } | sbx-gc -"
+	[[ $output == *"has no sandbox_id"* ]]
+	run -65 bash -c "sbx-snap -o yaml $a | sbx-gc -"
+	[ "$(sbx-ls -q | wc -l)" -eq "$n" ]
+	# a YAML stream and JSON lines are one operand a document
+	run -0 bash -c "sbx-ls -o yaml | sbx-gc -"
+	[ "${#lines[@]}" -eq "$n" ]
+	provision "$MANIFESTS/minimal.yaml"
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 bash -c "sbx-ls -o json | sbx-gc -"
+	[ "${#lines[@]}" -eq 2 ]
+	[ -z "$(sbx-ls -q)" ]
+	run -0 bash -c "sbx-ls -q | sbx-gc -"
+	[ -z "$output" ]
+}
+
+@test "sbx-run - takes the first record of stdin, and the command gets the rest" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 bash -c "{ sbx-inspect $ID; echo ---; echo rest; } | sbx-run - -- cat"
+	[ "$output" = "rest" ]
+	run -0 bash -c "{ sbx-inspect -o json $ID; echo rest; } | sbx-run - -- cat"
+	[ "$output" = "rest" ]
+	run -0 bash -c "printf '%s\nrest\n' $ID | sbx-run - -- cat"
+	[ "$output" = "rest" ]
+	run -0 bash -c "sbx-inspect $ID | sbx-run - -- cat"
+	[ -z "$output" ]
+	run -125 bash -c "echo 'name: x' | sbx-run - -- true"
+	[[ $output == *"has no sandbox_id"* ]]
+}
+
 @test "a caller-chosen sandbox_id makes provision idempotent" {
 	printf 'sandbox_id: job-42.step-1\nresource_allocation: {pids: 32}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"
