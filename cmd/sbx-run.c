@@ -9,6 +9,12 @@
 #include "util.h"
 #include "snapshot.h"
 
+/*
+ * A usage error is sbx-run's own failure too: 64 could be the command's own
+ * status, so it exits 125, as timeout(1) and env(1) do.
+ */
+#define RUN_USAGE SBX_EX_RUNFAIL
+
 static void __attribute__((noreturn))
 usage(int code)
 {
@@ -26,7 +32,7 @@ seconds(const char *opt, const char *s)
 	double v = strtod(s, &end);
 
 	if (end == s || *end != '\0' || !(v > 0) || v > 31536000)
-		errx(SBX_EX_USAGE, "%s: '%s' is not a number of seconds", opt, s);
+		errx(RUN_USAGE, "%s: '%s' is not a number of seconds", opt, s);
 	return v;
 }
 
@@ -102,7 +108,7 @@ main(int argc, char *argv[])
 		case 'm': manifest = optarg; break;
 		case 'e':
 			if (strchr(optarg, '=') == NULL || optarg[0] == '=')
-				errx(SBX_EX_USAGE, "--env: '%s' is not NAME=VALUE", optarg);
+				errx(RUN_USAGE, "--env: '%s' is not NAME=VALUE", optarg);
 			if ((grown = realloc(env, (x.n_env + 1) * sizeof *env)) == NULL)
 				err(SBX_EX_OSERR, NULL);
 			env = grown;
@@ -110,12 +116,12 @@ main(int argc, char *argv[])
 			break;
 		case 'w':
 			if (optarg[0] != '/')
-				errx(SBX_EX_USAGE, "--workdir: '%s' is not an absolute path", optarg);
+				errx(RUN_USAGE, "--workdir: '%s' is not an absolute path", optarg);
 			x.workdir = optarg;
 			break;
 		case 'u':
 			if (sbx_user_parse(optarg, &u, &g) == -1)
-				errx(SBX_EX_USAGE, "--user: '%s' is not UID[:GID] (0-65535)", optarg);
+				errx(RUN_USAGE, "--user: '%s' is not UID[:GID] (0-65535)", optarg);
 			x.user = optarg;
 			break;
 		case 'T': x.timeout_s = seconds("--timeout", optarg); break;
@@ -125,7 +131,7 @@ main(int argc, char *argv[])
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
-		default: usage(SBX_EX_USAGE);
+		default: usage(RUN_USAGE);
 		}
 	}
 	argc -= optind;
@@ -133,12 +139,12 @@ main(int argc, char *argv[])
 	x.env = env;
 	if (manifest == NULL) {
 		if (argc == 0)
-			usage(SBX_EX_USAGE);
+			usage(RUN_USAGE);
 		r = strcmp(argv[0], "-") == 0 ? id_from_stdin_head(id, sizeof id, &e) :
 		    sbx_id_from_arg_or_stdin(argv[0], NULL, id, sizeof id, &e);
 		if (r == -1) {
 			if (e.code == SBX_EX_USAGE)
-				usage(SBX_EX_USAGE);
+				usage(RUN_USAGE);
 			errx(SBX_EX_RUNFAIL, "%s", e.msg);
 		}
 		argc--;
@@ -149,7 +155,7 @@ main(int argc, char *argv[])
 		argv++;
 	}
 	if (argc == 0)
-		usage(SBX_EX_USAGE);
+		usage(RUN_USAGE);
 	x.argv = argv;
 	/* From here on every failure of sbx itself is 125: the command's own
 	 * statuses (1-124, 126-255) must never be mistaken for ours. */

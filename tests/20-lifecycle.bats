@@ -196,6 +196,10 @@ load helpers
 		run -0 "$p" -h
 		[[ $output == usage:* ]]
 		run -0 "$p" --version
-		run -64 "$p" --no-such-option
+		if [ "$p" = sbx-run ]; then
+			run -125 "$p" --no-such-option
+		else
+			run -64 "$p" --no-such-option
+		fi
 	done
 }

@@ -18,8 +18,13 @@ load helpers
 	run -125 sbx-run sbx-00000000 -- true
 	run -125 sbx-run ../x -- true
 	run -125 sbx-run -w /no/such/dir "$ID" -- true
-	run -64 sbx-run "$ID"
-	run -64 sbx-run --timeout abc "$ID" -- true
+	# usage errors too: 64 could be the command's own
+	run -125 sbx-run "$ID"
+	[[ $output == usage:* ]]
+	run -125 sbx-run --timeout abc "$ID" -- true
+	run -125 sbx-run --no-such-option "$ID" -- true
+	run -64 sbx-run "$ID" -- sh -c 'exit 64'
+	[ -z "$output" ]
 }
 
 @test "rlimits: no core dumps, open files bounded" {
