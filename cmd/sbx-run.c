@@ -157,6 +157,12 @@ main(int argc, char *argv[])
 	if (argc == 0)
 		usage(RUN_USAGE);
 	x.argv = argv;
+	/* A pty cannot pass on the end of piped input: the command would wait
+	 * for more for ever. No terminal then, as ssh does. */
+	if (x.tty && !isatty(STDIN_FILENO)) {
+		warnx("stdin is not a terminal: running without one (-t ignored)");
+		x.tty = 0;
+	}
 	/* From here on every failure of sbx itself is 125: the command's own
 	 * statuses (1-124, 126-255) must never be mistaken for ours. */
 	if (sbx_store_open(&store, &e) == -1)

@@ -88,6 +88,19 @@ load helpers
 	[[ $output == *"?"* ]]
 }
 
+@test "-t with stdin not a terminal runs without one and warns, never hangs" {
+	provision "$MANIFESTS/minimal.yaml"
+	echo 'echo hi; test -t 0 || echo no-tty' > "$WORK/in"
+	# timeout only guards against the hang this test is about (teardown then
+	# destroys the sandbox with whatever still runs in it)
+	run -0 --separate-stderr timeout -s KILL 30 sbx-run -t "$ID" -- bash < "$WORK/in"
+	[ "$output" = "$(printf 'hi\nno-tty')" ]
+	[[ $stderr == *"stdin is not a terminal"*"-t ignored"* ]]
+	run -0 timeout -s KILL 30 sbx-run -t "$ID" -- true < /dev/null
+	run -0 --separate-stderr bash -c "echo hi | timeout -s KILL 30 sbx-run -t $ID -- cat"
+	[ "$output" = hi ]
+}
+
 @test "one-shot -m: provision, run, trace, destroy" {
 	run -0 sbx-run -m "$MANIFESTS/minimal.yaml" --trace "$WORK/t.yaml" -- sh -c 'echo one-shot; hostname'
 	[ "${lines[0]}" = "one-shot" ]
