@@ -57,6 +57,40 @@ id_from_stdin_head(char *id, size_t size, struct sbx_err *e)
 	return r;
 }
 
+/*
+ * A command that sbx killed ends with a line that says why (its status alone,
+ * 137, does not): the run's own kill_reason, or the sandbox's when it ended
+ * under the run.
+ */
+static void
+say_why_killed(const struct sbx_store *s, const char *id, const struct sbx_exec *x,
+    const struct sbx_exec_result *res)
+{
+	struct sbx_manifest m;
+	struct sbx_err e = { 0 };
+	const char *reason = res->trace.kill_reason;
+	char why[160];
+	double until;
+
+	if (reason != NULL && strcmp(reason, "timeout") == 0) {
+		warnx("%s: timed out: --timeout of %g s reached", id, x->timeout_s);
+		return;
+	}
+	if ((reason == NULL && res->status != 128 + 9) || sbx_sandbox_view(s, id, &m, &e) == -1)
+		return;
+	/* The watchdog may still be ending it: past its expiry, that is wall-clock. */
+	if (reason == NULL && m.status != NULL && (strcmp(m.status, "terminated") == 0 ||
+	    strcmp(m.status, "cleanup") == 0))
+		reason = m.kill_reason ? m.kill_reason : m.expires_at &&
+		    sbx_time_parse(m.expires_at, &until) == 0 && until <= sbx_realtime() ?
+		    "wall-clock" : NULL;
+	if (reason != NULL) {
+		sbx_sandbox_kill_text(reason, &m, why, sizeof why);
+		warnx("%s: killed: %s", id, why);
+	}
+	sbx_manifest_free(&m);
+}
+
 static void
 write_trace(const char *path, const struct sbx_trace *t)
 {
@@ -192,6 +226,8 @@ main(int argc, char *argv[])
 	r = sbx_sandbox_run(&store, id, &x, &res, &e);
 	if (r == -1)
 		warnx("%s: %s", id, e.msg);
+	else
+		say_why_killed(&store, id, &x, &res);
 	if (r == 0 || res.status == SBX_EX_NOEXEC || res.status == SBX_EX_NOTFOUND)
 		write_trace(trace, &res.trace);
 	sbx_trace_free(&res.trace);

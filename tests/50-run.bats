@@ -101,6 +101,30 @@ load helpers
 	[ "$output" = hi ]
 }
 
+@test "a run that sbx kills says why on stderr, and a run on the ended sandbox names the reason" {
+	printf 'resource_allocation: {memory_mb: 128, pids: 64}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	run -137 --separate-stderr sbx-run "$ID" -- python3 -c '
+x = []
+while True:
+    x.append(bytearray(8 << 20))'
+	[ "$stderr" = "sbx-run: $ID: killed: memory limit of 128 MiB reached" ]
+	run -124 --separate-stderr sbx-run --timeout 0.5 "$ID" -- sleep 10
+	[ "$stderr" = "sbx-run: $ID: timed out: --timeout of 0.5 s reached" ]
+	# the command's own SIGKILL is no kill by sbx: nothing added
+	run -137 --separate-stderr sbx-run "$ID" -- sh -c 'kill -KILL $$'
+	[ -z "$stderr" ]
+	# the lifetime ends under a run (the watchdog or the run's own bound)
+	printf 'resource_allocation: {max_wall_clock_s: 3}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -137 --separate-stderr sbx-run "$ID" -- sleep 100
+	[ "$stderr" = "sbx-run: $ID: killed: lifetime of 3 s (max_wall_clock_s) ran out" ]
+	run -0 sbx-watchdog --once --all
+	run -125 sbx-run "$ID" -- true
+	[ "$output" = "sbx-run: $ID: sandbox is terminated: lifetime of 3 s (max_wall_clock_s) ran out; destroy it with sbx-gc $ID" ]
+}
+
 @test "one-shot -m: provision, run, trace, destroy" {
 	run -0 sbx-run -m "$MANIFESTS/minimal.yaml" --trace "$WORK/t.yaml" -- sh -c 'echo one-shot; hostname'
 	[ "${lines[0]}" = "one-shot" ]
