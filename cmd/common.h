@@ -22,6 +22,22 @@ sbx_die(const struct sbx_err *e, const char *context)
 	errx(e->code ? e->code : SBX_EX_SOFTWARE, "%s", e->msg);
 }
 
+/*
+ * The usage line(s) on stderr and exit code; with code 0 (-h) on stdout,
+ * followed by the options and where the manual is.
+ */
+static inline void __attribute__((noreturn))
+sbx_usage(int code, const char *synopsis, const char *options)
+{
+	FILE *f = code ? stderr : stdout;
+
+	fputs(synopsis, f);
+	if (code == 0)
+		fprintf(f, "\n%s\nSee %s(%d).\n", options, program_invocation_short_name,
+		    strcmp(program_invocation_short_name, "sbx") == 0 ? 7 : 1);
+	exit(code);
+}
+
 static inline void __attribute__((noreturn))
 sbx_version(void)
 {

@@ -10,11 +10,19 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx-fork [-n N] [--id PREFIX] [--store URL] [-o yaml|json] [-c ID]\n"
 	    "                [SNAP | SANDBOX | -]\n"
-	    "       sbx-fork --select WINNER\n");
-	exit(code);
+	    "       sbx-fork --select WINNER\n",
+	    "Make N sandboxes from a snapshot (or a live sandbox, snapshotted first).\n\n"
+	    "  -n, --count N            how many children, 1 to 10000 (default 1)\n"
+	    "  -i, --id PREFIX          name the children PREFIX-1 to PREFIX-N\n"
+	    "      --store URL          pull SNAP from this s3:// store when it is not here\n"
+	    "      --select WINNER      keep WINNER's branch, retire its siblings\n"
+	    "  -o, --output yaml|json   print the children's state documents\n"
+	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 int

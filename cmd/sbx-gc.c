@@ -14,12 +14,22 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx-gc [-n] [-c ID] [ID... | -]\n"
 	    "       sbx-gc [-n] [--keep-last N] [--max-age DURATION]\n"
 	    "       sbx-gc --store URL [-n] [--keep-last N] [--max-age DURATION] [--grace DURATION]\n"
-	    "       sbx-gc --verify-audit\n");
-	exit(code);
+	    "       sbx-gc --verify-audit\n",
+	    "Destroy sandboxes; with no ID, reap the dead and expired, orphans, and apply\n"
+	    "snapshot retention.\n\n"
+	    "  -n, --dry-run            print what would be removed; remove nothing\n"
+	    "      --keep-last N        keep the newest N snapshots of each lineage\n"
+	    "      --max-age DURATION   keep snapshots younger than DURATION (90s, 15m, 12h, 7d)\n"
+	    "      --store URL          apply retention to an s3:// store instead\n"
+	    "      --grace DURATION     with --store: spare uploads younger than this (1h)\n"
+	    "      --verify-audit       check the audit log's hash chain\n"
+	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 static void

@@ -10,8 +10,13 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout, "usage: sbx-ls [-s] [-q] [-o yaml|json]\n");
-	exit(code);
+	sbx_usage(code, "usage: sbx-ls [-s] [-q] [-o yaml|json]\n",
+	    "List the sandboxes: a table on a terminal, a YAML stream otherwise.\n\n"
+	    "  -s, --snapshots          list snapshots, not sandboxes\n"
+	    "  -q, --quiet              print only the IDs, one a line\n"
+	    "  -o, --output yaml|json   the format of the documents\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 static void

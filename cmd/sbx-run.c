@@ -18,11 +18,23 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx-run [-t] [-e K=V]... [-w DIR] [-u UID[:GID]] [-T SECONDS [-k SECONDS]]\n"
 	    "               [--trace FILE|-] [--snapshot-before] [-c ID]\n"
-	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n");
-	exit(code);
+	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n",
+	    "Run a command inside a sandbox; its exit status comes back (125: sbx failed).\n\n"
+	    "  -t, --tty                give the command a terminal (stdin must be one)\n"
+	    "  -e, --env NAME=VALUE     set a variable (repeatable)\n"
+	    "  -w, --workdir DIR        the working directory\n"
+	    "  -u, --user UID[:GID]     the user inside the sandbox\n"
+	    "  -T, --timeout SECONDS    kill the run after SECONDS and exit 124\n"
+	    "  -k, --kill-after SECONDS with --timeout: SIGTERM first, SIGKILL SECONDS later\n"
+	    "      --trace FILE|-       write the run's trace to FILE (- : stderr)\n"
+	    "      --snapshot-before    snapshot the sandbox before the command runs\n"
+	    "  -m, --manifest FILE      one-shot: provision from FILE, run, destroy\n"
+	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 static double

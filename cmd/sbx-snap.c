@@ -13,7 +13,7 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx-snap [create] [--id SNAP] [-o yaml|json] [-c ID] [SANDBOX | -]\n"
 	    "       sbx-snap list [--store URL] [-o yaml|json]\n"
 	    "       sbx-snap inspect [--store URL] [-o yaml|json] [SNAP | -]\n"
@@ -23,8 +23,17 @@ usage(int code)
 	    "       sbx-snap export [-f FILE] [SNAP | -]\n"
 	    "       sbx-snap import [FILE | -]\n"
 	    "       sbx-snap push --store URL [SNAP | -]\n"
-	    "       sbx-snap pull --store URL [SNAP | -]\n");
-	exit(code);
+	    "       sbx-snap pull --store URL [SNAP | -]\n",
+	    "Snapshot a sandbox and print the snapshot's ID; list, inspect, verify, remove,\n"
+	    "restore, export, import, push and pull snapshots.\n\n"
+	    "  -i, --id ID              create: the snapshot's ID; restore: the sandbox's\n"
+	    "  -o, --output yaml|json   print whole snapshot documents\n"
+	    "  -f, --file FILE          export to FILE instead of stdout\n"
+	    "      --store URL          the s3:// store of push, pull, list, inspect, remove,\n"
+	    "                           restore\n"
+	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 static const char *const verbs[] = { "create", "list", "inspect", "verify", "remove", "restore",

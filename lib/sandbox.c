@@ -303,6 +303,9 @@ not_ready(const struct sbx_manifest *m, struct sbx_err *e)
 {
 	char why[160];
 
+	if (strcmp(m->status, "paused") == 0)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is paused; resume it with "
+		    "sbx-pause -r %s", m->sandbox_id);
 	if (strcmp(m->status, "terminated") == 0 && m->kill_reason != NULL) {
 		sbx_sandbox_kill_text(m->kill_reason, m, why, sizeof why);
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is terminated: %s; destroy it "

@@ -183,11 +183,58 @@ load helpers
 	run -1 sbx-gc --verify-audit
 }
 
-@test "the sbx front-end dispatches to sbx-VERB" {
+@test "the sbx front-end dispatches to sbx-VERB; an unknown verb gets the list and the nearest" {
 	run -0 sbx provision -n "$MANIFESTS/minimal.yaml"
 	run -0 sbx ls -q
 	run -64 sbx no-such-verb
+	[[ $output == *"'no-such-verb' is not a verb"* ]]
+	[[ $output == *"verbs: provision run snap fork inspect ls gc watchdog pause"* ]]
+	[[ $output != *"did you mean"* ]]
+	run -64 sbx provison
+	[[ $output == *"did you mean 'provision'?"* ]]
+	run -64 sbx ../sbx-run
+	[[ $output == *"verbs: provision"* ]]
 	run -0 sbx --version
+	run -0 sbx -h
+	[[ $output == *"gc         destroy sandboxes"* ]]
+}
+
+@test "-h prints every option that the man page names, not only the usage line" {
+	local p opt n
+	for p in "$BATS_TEST_DIRNAME"/../man/sbx-*.1.scd; do
+		p=$(basename "$p" .1.scd)
+		run -0 "$p" -h
+		[[ ${lines[0]} == usage:* ]]
+		n=0
+		while read -r opt; do
+			n=$((n + 1))
+			[[ $output == *"$opt"* ]] || { echo "$p -h does not name $opt"; false; }
+		done < <(awk '/^# OPTIONS/ { on = 1; next } /^# / { on = 0 } on' \
+		    "$BATS_TEST_DIRNAME/../man/$p.1.scd" | grep -o '^\*-[^*]*\*\(, \*--[a-z-]*\*\)*' | grep -o -- '--[a-z-]*')
+		[ "$n" -ge 2 ]
+		[[ $output == *"See $p(1)."* ]]
+	done
+}
+
+@test "when the kernel refuses namespaces or a new proc, provision names the cause and the way out" {
+	[ "$(id -u)" -eq 0 ] || skip "staging a chroot and a covered /proc needs root"
+	local d covered
+	# in a chroot the kernel makes no user namespace
+	d=$(mktemp -d "$WORK/chroot.XXXXXX")
+	run -69 unshare -m --propagation private sh -c "mount --rbind / '$d' && chroot '$d' env PATH='$PATH' SBX_ROOT='$SBX_ROOT' sh -c 'echo {} | sbx-provision'"
+	[[ $output == *"cannot create the sandbox's namespaces: Operation not permitted (here: this process is in a chroot"* ]]
+	[[ $output == *"user.max_user_namespaces"* ]]
+	[[ $output == *"apparmor_restrict_unprivileged_userns"* ]]
+	[[ $output == *"seccomp"* ]]
+	# a /proc with a part covered, as Docker masks /proc/keys and others
+	for covered in /proc/keys /proc/timer_list /proc/kcore; do [ -f "$covered" ] && break; done
+	[ -f "$covered" ]
+	run -69 unshare -m --propagation private sh -c "mount --bind /dev/null $covered && echo {} | sbx-provision"
+	[[ $output == *"mount proc on /proc: Operation not permitted: the kernel gives a user namespace a new proc only while"* ]]
+	[[ $output == *"mounts cover $covered"* ]]
+	[[ $output == *"systempaths=unconfined"* ]]
+	[ -z "$(sbx-ls -q)" ]
+	rmdir "$d"
 }
 
 @test "every program answers -h and -V" {

@@ -125,6 +125,15 @@ while True:
 	[ "$output" = "sbx-run: $ID: sandbox is terminated: lifetime of 3 s (max_wall_clock_s) ran out; destroy it with sbx-gc $ID" ]
 }
 
+@test "a run on a paused sandbox says how to resume it" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-pause "$ID"
+	run -125 sbx-run "$ID" -- true
+	[ "$output" = "sbx-run: $ID: sandbox is paused; resume it with sbx-pause -r $ID" ]
+	run -0 sbx-pause -r "$ID"
+	run -0 sbx-run "$ID" -- true
+}
+
 @test "one-shot -m: provision, run, trace, destroy" {
 	run -0 sbx-run -m "$MANIFESTS/minimal.yaml" --trace "$WORK/t.yaml" -- sh -c 'echo one-shot; hostname'
 	[ "${lines[0]}" = "one-shot" ]
