@@ -968,7 +968,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		oom_before = sbx_cgroup_oom_kills(&sbcg);
 	}
 	if (sbx_net_wanted(m)) {
-		if (sbx_net_counts(s, m, &net_before, e) == -1)
+		if (sbx_net_counts(s, m, 1, &net_before, e) == -1)
 			goto out;
 		have_net = 1;
 	}
@@ -1200,7 +1200,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	if (have_net) {
 		struct sbx_relay_counts after;
 
-		if (sbx_net_counts(s, m, &after, NULL) == 0) {
+		if (sbx_net_counts(s, m, -1, &after, NULL) == 0) {
 			sbx_net_trace(&net_before, &after, &res->trace);
 			sbx_relay_counts_free(&after);
 		}
