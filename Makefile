@@ -3,7 +3,8 @@
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
-MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
@@ -146,8 +147,9 @@ lint:
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
-		$(DESTDIR)$(FISHCOMPDIR)
+		$(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(DATADIR)/sbx/manifests
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
+	install -m 644 manifests/* $(DESTDIR)$(DATADIR)/sbx/manifests
 	for m in $(MANS); do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
 	install -m 644 completions/sbx.bash $(DESTDIR)$(BASHCOMPDIR)/sbx
 	for p in $(PROGS); do [ $$p = sbx ] || ln -sf sbx $(DESTDIR)$(BASHCOMPDIR)/$$p; done
@@ -158,6 +160,8 @@ uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(BASHCOMPDIR)/$$p; done
 	for m in $(MANS); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
 	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_sbx $(DESTDIR)$(FISHCOMPDIR)/sbx.fish
+	rm -rf $(DESTDIR)$(DATADIR)/sbx/manifests
+	rmdir $(DESTDIR)$(DATADIR)/sbx 2>/dev/null || true
 
 clean:
 	rm -rf build

@@ -22,6 +22,22 @@ sbx_die(const struct sbx_err *e, const char *context)
 	errx(e->code ? e->code : SBX_EX_SOFTWARE, "%s", e->msg);
 }
 
+/*
+ * The usage line(s) on stderr and exit code; with code 0 (-h) on stdout,
+ * followed by the options and where the manual is.
+ */
+static inline void __attribute__((noreturn))
+sbx_usage(int code, const char *synopsis, const char *options)
+{
+	FILE *f = code ? stderr : stdout;
+
+	fputs(synopsis, f);
+	if (code == 0)
+		fprintf(f, "\n%s\nSee %s(%d).\n", options, program_invocation_short_name,
+		    strcmp(program_invocation_short_name, "sbx") == 0 ? 7 : 1);
+	exit(code);
+}
+
 static inline void __attribute__((noreturn))
 sbx_version(void)
 {
@@ -50,11 +66,23 @@ sbx_id_operand(int argc, char *argv[], char *id, size_t size, void (*usage)(int)
 
 	if (argc > 1)
 		usage(SBX_EX_USAGE);
-	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, "sandbox_id", id, size, &e) == -1) {
+	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, SBX_KEYS("sandbox_id"), id, size,
+	    &e) == -1) {
 		if (e.code == SBX_EX_USAGE)
 			usage(SBX_EX_USAGE);
 		sbx_die(&e, NULL);
 	}
+}
+
+/*
+ * Before each record of a stream on stdout: YAML records are the documents of
+ * one YAML stream, each opened by "---" (JSON records are one object a line).
+ */
+static inline void
+sbx_record_start(enum sbx_format fmt)
+{
+	if (fmt == SBX_FMT_YAML)
+		fputs("---\n", stdout);
 }
 
 /* Flush stdout and report a failed write (a closed pipe, a full disk) as 74. */

@@ -11,11 +11,21 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx-fork [-n N] [--id PREFIX] [-m MANIFEST] [-P POLICY] [--store URL]\n"
 	    "                [-o yaml|json] [-c ID] [SNAP | SANDBOX | -]\n"
-	    "       sbx-fork --select WINNER\n");
-	exit(code);
+	    "       sbx-fork --select WINNER\n",
+	    "Make N sandboxes from a snapshot (or a live sandbox, snapshotted first).\n\n"
+	    "  -n, --count N            how many children, 1 to 10000 (default 1)\n"
+	    "  -i, --id PREFIX          name the children PREFIX-1 to PREFIX-N\n"
+	    "      --store URL          pull SNAP from this s3:// store when it is not here\n"
+	    "      --select WINNER      keep WINNER's branch, retire its siblings\n"
+	    "  -m, --manifest FILE      the children's manifest instead of the snapshot's\n"
+	    "  -P, --policy FILE        the operator's policy the children are held to\n"
+	    "  -o, --output yaml|json   print the children's state documents\n"
+	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 int
@@ -41,7 +51,7 @@ main(int argc, char *argv[])
 	struct sbx_manifest with;
 	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1], **ids, *end;
 	long n = 1, k;
-	int c;
+	int c, rc = 0, r;
 
 	while ((c = getopt_long(argc, argv, "n:i:o:m:P:c:hV", opts, NULL)) != -1) {
 		switch (c) {
@@ -77,7 +87,9 @@ main(int argc, char *argv[])
 	}
 	if (argc > 1)
 		usage(SBX_EX_USAGE);
-	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, "snapshot_id", id, sizeof id, &e) == -1) {
+	/* A snapshot's document, or a sandbox's (forked from a snapshot of it). */
+	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, SBX_KEYS("snapshot_id", "sandbox_id"),
+	    id, sizeof id, &e) == -1) {
 		if (e.code == SBX_EX_USAGE)
 			usage(SBX_EX_USAGE);
 		sbx_die(&e, NULL);
@@ -101,7 +113,12 @@ main(int argc, char *argv[])
 		} else {
 			struct sbx_manifest m;
 
-			if (sbx_sandbox_view(&store, ids[k], &m, &e) == 0) {
+			/* The child exists either way: name it even when its document fails. */
+			if (sbx_sandbox_view(&store, ids[k], &m, &e) == -1) {
+				warnx("%s: %s", ids[k], e.msg);
+				rc = e.code;
+			} else {
+				sbx_record_start(fmt);
 				sbx_manifest_emit(stdout, &m, fmt);
 				sbx_manifest_free(&m);
 			}
@@ -109,5 +126,6 @@ main(int argc, char *argv[])
 		free(ids[k]);
 	}
 	free(ids);
-	return sbx_flush_stdout();
+	r = sbx_flush_stdout();
+	return rc ? rc : r;
 }

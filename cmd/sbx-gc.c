@@ -14,12 +14,22 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx-gc [-n] [-c ID] [ID... | -]\n"
 	    "       sbx-gc [-n] [--keep-last N] [--max-age DURATION]\n"
 	    "       sbx-gc --store URL [-n] [--keep-last N] [--max-age DURATION] [--grace DURATION]\n"
-	    "       sbx-gc --verify-audit\n");
-	exit(code);
+	    "       sbx-gc --verify-audit\n",
+	    "Destroy sandboxes; with no ID, reap the dead and expired, orphans, and apply\n"
+	    "snapshot retention.\n\n"
+	    "  -n, --dry-run            print what would be removed; remove nothing\n"
+	    "      --keep-last N        keep the newest N snapshots of each lineage\n"
+	    "      --max-age DURATION   keep snapshots younger than DURATION (90s, 15m, 12h, 7d)\n"
+	    "      --store URL          apply retention to an s3:// store instead\n"
+	    "      --grace DURATION     with --store: spare uploads younger than this (1h)\n"
+	    "      --verify-audit       check the audit log's hash chain\n"
+	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 static void
@@ -146,18 +156,16 @@ main(int argc, char *argv[])
 	if (retention)
 		usage(SBX_EX_USAGE);
 	if (argc == 1 && strcmp(argv[0], "-") == 0) {
-		char line[256];
+		struct sbx_ids ids;
+		size_t k;
 
-		/* One ID a line; a document's sandbox_id line works too. */
-		while (fgets(line, sizeof line, stdin) != NULL) {
-			char *id = line + strspn(line, " \t");
-
-			if (strncmp(id, "sandbox_id:", 11) == 0)
-				id += 11 + strspn(id + 11, " \t\"");
-			id[strcspn(id, "\" \t\r\n")] = '\0';
-			if (*id && (r = destroy(&store, id, dry)) != 0 && rc == 0)
+		/* All of stdin is read and checked before anything is destroyed. */
+		if (sbx_ids_read(STDIN_FILENO, "stdin", SBX_KEYS("sandbox_id"), 0, &ids, &e) == -1)
+			sbx_die(&e, NULL);
+		for (k = 0; k < ids.n; k++)
+			if ((r = destroy(&store, ids.v[k], dry)) != 0 && rc == 0)
 				rc = r;
-		}
+		sbx_ids_free(&ids);
 	} else {
 		for (i = 0; i < argc; i++)
 			if ((r = destroy(&store, argv[i], dry)) != 0 && rc == 0)

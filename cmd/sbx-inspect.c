@@ -8,8 +8,11 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout, "usage: sbx-inspect [-o yaml|json] [ID | -]\n");
-	exit(code);
+	sbx_usage(code, "usage: sbx-inspect [-o yaml|json] [ID | -]\n",
+	    "Print a sandbox's state document (ID, or the ID or a document on stdin).\n\n"
+	    "  -o, --output yaml|json   the format (default yaml; json is one line)\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 int

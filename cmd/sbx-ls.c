@@ -10,8 +10,13 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout, "usage: sbx-ls [-s] [-q] [-o yaml|json]\n");
-	exit(code);
+	sbx_usage(code, "usage: sbx-ls [-s] [-q] [-o yaml|json]\n",
+	    "List the sandboxes: a table on a terminal, a YAML stream otherwise.\n\n"
+	    "  -s, --snapshots          list snapshots, not sandboxes\n"
+	    "  -q, --quiet              print only the IDs, one a line\n"
+	    "  -o, --output yaml|json   the format of the documents\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 static void
@@ -44,8 +49,7 @@ list_snapshots(const struct sbx_store *s, enum sbx_format fmt, int table)
 		else if (fmt == SBX_FMT_ID)
 			printf("%s\n", sn.snapshot_id);
 		else {
-			if (fmt == SBX_FMT_YAML)
-				printf("---\n");
+			sbx_record_start(fmt);
 			sbx_snapshot_emit(stdout, &sn, fmt);
 		}
 		sbx_snapshot_free(&sn);
@@ -113,12 +117,9 @@ main(int argc, char *argv[])
 			    m.created_at ? m.created_at : "-", m.expires_at ? m.expires_at : "-");
 		else if (fmt == SBX_FMT_ID)
 			printf("%s\n", m.sandbox_id);
-		else if (fmt == SBX_FMT_JSON)
-			sbx_manifest_emit(stdout, &m, SBX_FMT_JSON);
 		else {
-			/* A stream of YAML documents. */
-			printf("---\n");
-			sbx_manifest_emit(stdout, &m, SBX_FMT_YAML);
+			sbx_record_start(fmt);
+			sbx_manifest_emit(stdout, &m, fmt);
 		}
 		sbx_manifest_free(&m);
 		free(ids[i]);

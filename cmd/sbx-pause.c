@@ -8,8 +8,12 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout, "usage: sbx-pause [-r] [-c ID] [ID | -]\n");
-	exit(code);
+	sbx_usage(code, "usage: sbx-pause [-r] [-c ID] [ID | -]\n",
+	    "Freeze every process of a sandbox (status paused), or thaw them.\n\n"
+	    "  -r, --resume             thaw instead of freeze\n"
+	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 int

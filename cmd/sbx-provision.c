@@ -10,10 +10,18 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx-provision [-n] [--no-watchdog] [-o yaml|json] [-c ID] [-P POLICY]\n"
-	    "                     [FILE | -]\n");
-	exit(code);
+	    "                     [FILE | -]\n",
+	    "Make a sandbox from the manifest FILE (or stdin) and print its ID.\n\n"
+	    "  -n, --dry-run            check the manifest and the policy, print it with\n"
+	    "                           defaults; make nothing\n"
+	    "      --no-watchdog        start no watchdog (a sbx-watchdog --all supervises it)\n"
+	    "  -o, --output yaml|json   print the state document instead of the ID\n"
+	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
+	    "  -P, --policy FILE        the operator's policy (default: the state root's)\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 int

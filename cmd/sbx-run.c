@@ -10,14 +10,33 @@
 #include "util.h"
 #include "snapshot.h"
 
+/*
+ * A usage error is sbx-run's own failure too: 64 could be the command's own
+ * status, so it exits 125, as timeout(1) and env(1) do.
+ */
+#define RUN_USAGE SBX_EX_RUNFAIL
+
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx-run [-t] [-e K=V]... [-w DIR] [-u UID[:GID]] [-T SECONDS [-k SECONDS]]\n"
 	    "               [--trace FILE|-] [--snapshot-before] [-c ID] [-P POLICY]\n"
-	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n");
-	exit(code);
+	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n",
+	    "Run a command inside a sandbox; its exit status comes back (125: sbx failed).\n\n"
+	    "  -t, --tty                give the command a terminal (stdin must be one)\n"
+	    "  -e, --env NAME=VALUE     set a variable (repeatable)\n"
+	    "  -w, --workdir DIR        the working directory\n"
+	    "  -u, --user UID[:GID]     the user inside the sandbox\n"
+	    "  -T, --timeout SECONDS    kill the run after SECONDS and exit 124\n"
+	    "  -k, --kill-after SECONDS with --timeout: SIGTERM first, SIGKILL SECONDS later\n"
+	    "      --trace FILE|-       write the run's trace to FILE (- : stderr)\n"
+	    "      --snapshot-before    snapshot the sandbox before the command runs\n"
+	    "  -m, --manifest FILE      one-shot: provision from FILE, run, destroy\n"
+	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
+	    "  -P, --policy FILE        with -m: the operator's policy the manifest is held to\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 static double
@@ -27,27 +46,63 @@ seconds(const char *opt, const char *s)
 	double v = strtod(s, &end);
 
 	if (end == s || *end != '\0' || !(v > 0) || v > 31536000)
-		errx(SBX_EX_USAGE, "%s: '%s' is not a number of seconds", opt, s);
+		errx(RUN_USAGE, "%s: '%s' is not a number of seconds", opt, s);
 	return v;
 }
 
-/* The ID on stdin: its first line only, so the rest stays the command's input. */
+/* The ID on stdin: its first record only, so the rest stays the command's input. */
 static int
-id_from_stdin_line(char *id, size_t size, struct sbx_err *e)
+id_from_stdin_head(char *id, size_t size, struct sbx_err *e)
 {
-	char line[512], *p;
-	size_t n = 0;
+	struct sbx_ids ids;
+	int r;
 
 	if (isatty(STDIN_FILENO))
 		return sbx_err_set(e, SBX_EX_USAGE, "no ID given and stdin is a terminal");
-	while (n + 1 < sizeof line && read(STDIN_FILENO, line + n, 1) == 1 && line[n] != '\n')
-		n++;
-	line[n] = '\0';
-	p = line + strspn(line, " \t");
-	if (strncmp(p, "sandbox_id:", 11) == 0)
-		p += 11 + strspn(p + 11, " \t\"");
-	p[strcspn(p, "\" \t\r")] = '\0';
-	return sbx_id_from_arg_or_stdin(p, "sandbox_id", id, size, e);
+	if (sbx_ids_read(STDIN_FILENO, "stdin", SBX_KEYS("sandbox_id"), SBX_IDS_ONE | SBX_IDS_HEAD,
+	    &ids, e) == -1)
+		return -1;
+	if (ids.n == 0) {
+		sbx_ids_free(&ids);
+		return sbx_err_set(e, SBX_EX_DATAERR, "stdin: no ID");
+	}
+	r = snprintf(id, size, "%s", ids.v[0]) >= (int)size ? -1 : 0;
+	sbx_ids_free(&ids);
+	return r;
+}
+
+/*
+ * A command that sbx killed ends with a line that says why (its status alone,
+ * 137, does not): the run's own kill_reason, or the sandbox's when it ended
+ * under the run.
+ */
+static void
+say_why_killed(const struct sbx_store *s, const char *id, const struct sbx_exec *x,
+    const struct sbx_exec_result *res)
+{
+	struct sbx_manifest m;
+	struct sbx_err e = { 0 };
+	const char *reason = res->trace.kill_reason;
+	char why[160];
+	double until;
+
+	if (reason != NULL && strcmp(reason, "timeout") == 0) {
+		warnx("%s: timed out: --timeout of %g s reached", id, x->timeout_s);
+		return;
+	}
+	if ((reason == NULL && res->status != 128 + 9) || sbx_sandbox_view(s, id, &m, &e) == -1)
+		return;
+	/* The watchdog may still be ending it: past its expiry, that is wall-clock. */
+	if (reason == NULL && m.status != NULL && (strcmp(m.status, "terminated") == 0 ||
+	    strcmp(m.status, "cleanup") == 0))
+		reason = m.kill_reason ? m.kill_reason : m.expires_at &&
+		    sbx_time_parse(m.expires_at, &until) == 0 && until <= sbx_realtime() ?
+		    "wall-clock" : NULL;
+	if (reason != NULL) {
+		sbx_sandbox_kill_text(reason, &m, why, sizeof why);
+		warnx("%s: killed: %s", id, why);
+	}
+	sbx_manifest_free(&m);
 }
 
 static void
@@ -102,7 +157,7 @@ main(int argc, char *argv[])
 		case 'm': manifest = optarg; break;
 		case 'e':
 			if (strchr(optarg, '=') == NULL || optarg[0] == '=')
-				errx(SBX_EX_USAGE, "--env: '%s' is not NAME=VALUE", optarg);
+				errx(RUN_USAGE, "--env: '%s' is not NAME=VALUE", optarg);
 			if ((grown = realloc(env, (x.n_env + 1) * sizeof *env)) == NULL)
 				err(SBX_EX_OSERR, NULL);
 			env = grown;
@@ -110,12 +165,12 @@ main(int argc, char *argv[])
 			break;
 		case 'w':
 			if (optarg[0] != '/')
-				errx(SBX_EX_USAGE, "--workdir: '%s' is not an absolute path", optarg);
+				errx(RUN_USAGE, "--workdir: '%s' is not an absolute path", optarg);
 			x.workdir = optarg;
 			break;
 		case 'u':
 			if (sbx_user_parse(optarg, &u, &g) == -1)
-				errx(SBX_EX_USAGE, "--user: '%s' is not UID[:GID] (0-65535)", optarg);
+				errx(RUN_USAGE, "--user: '%s' is not UID[:GID] (0-65535)", optarg);
 			x.user = optarg;
 			break;
 		case 'T': x.timeout_s = seconds("--timeout", optarg); break;
@@ -126,7 +181,7 @@ main(int argc, char *argv[])
 		case 'P': sbx_policy_set_path(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
-		default: usage(SBX_EX_USAGE);
+		default: usage(RUN_USAGE);
 		}
 	}
 	argc -= optind;
@@ -134,12 +189,12 @@ main(int argc, char *argv[])
 	x.env = env;
 	if (manifest == NULL) {
 		if (argc == 0)
-			usage(SBX_EX_USAGE);
-		r = strcmp(argv[0], "-") == 0 ? id_from_stdin_line(id, sizeof id, &e) :
-		    sbx_id_from_arg_or_stdin(argv[0], "sandbox_id", id, sizeof id, &e);
+			usage(RUN_USAGE);
+		r = strcmp(argv[0], "-") == 0 ? id_from_stdin_head(id, sizeof id, &e) :
+		    sbx_id_from_arg_or_stdin(argv[0], NULL, id, sizeof id, &e);
 		if (r == -1) {
 			if (e.code == SBX_EX_USAGE)
-				usage(SBX_EX_USAGE);
+				usage(RUN_USAGE);
 			errx(SBX_EX_RUNFAIL, "%s", e.msg);
 		}
 		argc--;
@@ -150,8 +205,14 @@ main(int argc, char *argv[])
 		argv++;
 	}
 	if (argc == 0)
-		usage(SBX_EX_USAGE);
+		usage(RUN_USAGE);
 	x.argv = argv;
+	/* A pty cannot pass on the end of piped input: the command would wait
+	 * for more for ever. No terminal then, as ssh does. */
+	if (x.tty && !isatty(STDIN_FILENO)) {
+		warnx("stdin is not a terminal: running without one (-t ignored)");
+		x.tty = 0;
+	}
 	/* From here on every failure of sbx itself is 125: the command's own
 	 * statuses (1-124, 126-255) must never be mistaken for ours. */
 	if (sbx_store_open(&store, &e) == -1)
@@ -181,6 +242,8 @@ main(int argc, char *argv[])
 	r = sbx_sandbox_run(&store, id, &x, &res, &e);
 	if (r == -1)
 		warnx("%s: %s", id, e.msg);
+	else
+		say_why_killed(&store, id, &x, &res);
 	if (r == 0 || res.status == SBX_EX_NOEXEC || res.status == SBX_EX_NOTFOUND)
 		write_trace(trace, &res.trace);
 	sbx_trace_free(&res.trace);

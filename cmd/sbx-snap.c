@@ -14,7 +14,7 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx-snap [create] [--id SNAP] [-o yaml|json] [-c ID] [SANDBOX | -]\n"
 	    "       sbx-snap list [--store URL] [-o yaml|json]\n"
 	    "       sbx-snap inspect [--store URL] [-o yaml|json] [SNAP | -]\n"
@@ -25,8 +25,17 @@ usage(int code)
 	    "       sbx-snap export [-f FILE] [SNAP | -]\n"
 	    "       sbx-snap import [FILE | -]\n"
 	    "       sbx-snap push --store URL [SNAP | -]\n"
-	    "       sbx-snap pull --store URL [SNAP | -]\n");
-	exit(code);
+	    "       sbx-snap pull --store URL [SNAP | -]\n",
+	    "Snapshot a sandbox and print the snapshot's ID; list, inspect, verify, remove,\n"
+	    "restore, export, import, push and pull snapshots.\n\n"
+	    "  -i, --id ID              create: the snapshot's ID; restore: the sandbox's\n"
+	    "  -o, --output yaml|json   print whole snapshot documents\n"
+	    "  -f, --file FILE          export to FILE instead of stdout\n"
+	    "      --store URL          the s3:// store of push, pull, list, inspect, remove,\n"
+	    "                           restore\n"
+	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 static const char *const verbs[] = { "create", "list", "inspect", "verify", "remove", "restore",
@@ -34,21 +43,22 @@ static const char *const verbs[] = { "create", "list", "inspect", "verify", "rem
 
 /* The snapshot (or sandbox) operand, or the ID on stdin. */
 static void
-operand(int argc, char *argv[], const char *key, char *id, size_t size)
+operand(int argc, char *argv[], const char *const *keys, char *id, size_t size)
 {
 	struct sbx_err e = { 0 };
 
 	if (argc > 1)
 		usage(SBX_EX_USAGE);
-	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, key, id, size, &e) == -1) {
+	if (sbx_id_from_arg_or_stdin(argc ? argv[0] : NULL, keys, id, size, &e) == -1) {
 		if (e.code == SBX_EX_USAGE)
 			usage(SBX_EX_USAGE);
 		sbx_die(&e, NULL);
 	}
 }
 
+/* One snapshot on stdout; stream: one record of a stream (list). */
 static int
-show(const struct sbx_store *s, const char *id, enum sbx_format fmt)
+show(const struct sbx_store *s, const char *id, enum sbx_format fmt, int stream)
 {
 	struct sbx_snapshot sn;
 	struct sbx_err e = { 0 };
@@ -61,6 +71,8 @@ show(const struct sbx_store *s, const char *id, enum sbx_format fmt)
 		warnx("%s: %s", id, e.msg);
 		return e.code;
 	}
+	if (stream)
+		sbx_record_start(fmt);
 	if (sbx_snapshot_emit(stdout, &sn, fmt) == -1)
 		errx(SBX_EX_IOERR, "stdout: write failed");
 	sbx_snapshot_free(&sn);
@@ -128,10 +140,10 @@ main(int argc, char *argv[])
 	if (strcmp(verb, "create") == 0) {
 		struct sbx_snap_opts o = { want, "manual" };
 
-		operand(argc, argv, "sandbox_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("sandbox_id"), id, sizeof id);
 		if (sbx_snapshot_create(&store, id, &o, out, &e) == -1)
 			sbx_die(&e, id);
-		rc = show(&store, out, fmt);
+		rc = show(&store, out, fmt, 0);
 	} else if (strcmp(verb, "list") == 0) {
 		char **ids;
 		size_t n, k;
@@ -144,9 +156,12 @@ main(int argc, char *argv[])
 			if (sbx_remote_list(url, &set, &e) == -1)
 				sbx_die(&e, NULL);
 			for (k = 0; k < set.n; k++) {
-				if (fmt == SBX_FMT_ID)
+				if (fmt == SBX_FMT_ID) {
 					printf("%s\n", set.v[k].snapshot_id);
-				else if (sbx_snapshot_emit(stdout, &set.v[k], fmt) == -1)
+					continue;
+				}
+				sbx_record_start(fmt);
+				if (sbx_snapshot_emit(stdout, &set.v[k], fmt) == -1)
 					errx(SBX_EX_IOERR, "stdout: write failed");
 			}
 			sbx_snap_set_free(&set);
@@ -155,13 +170,13 @@ main(int argc, char *argv[])
 		if (sbx_snapshot_list(&store, &ids, &n, &e) == -1)
 			sbx_die(&e, "snapshots");
 		for (k = 0; k < n; k++) {
-			if ((r = show(&store, ids[k], fmt)) != 0 && rc == 0)
+			if ((r = show(&store, ids[k], fmt, 1)) != 0 && rc == 0)
 				rc = r;
 			free(ids[k]);
 		}
 		free(ids);
 	} else if (strcmp(verb, "inspect") == 0) {
-		operand(argc, argv, "snapshot_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
 		if (url) {
 			struct sbx_snapshot sn;
 
@@ -171,7 +186,7 @@ main(int argc, char *argv[])
 				errx(SBX_EX_IOERR, "stdout: write failed");
 			sbx_snapshot_free(&sn);
 		} else {
-			rc = show(&store, id, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt);
+			rc = show(&store, id, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt, 0);
 		}
 	} else if (strcmp(verb, "verify") == 0 || strcmp(verb, "remove") == 0) {
 		int verify = verb[0] == 'v';
@@ -197,7 +212,7 @@ main(int argc, char *argv[])
 		struct sbx_manifest with;
 		char **ids;
 
-		operand(argc, argv, "snapshot_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
 		if (manifest != NULL && sbx_manifest_load(manifest, &with, &e) == -1)
 			sbx_die(&e, NULL);
 		if (sbx_remote_ensure(&store, url, id, &e) == -1 ||
@@ -211,7 +226,7 @@ main(int argc, char *argv[])
 	} else if (strcmp(verb, "export") == 0) {
 		int fd = 1;
 
-		operand(argc, argv, "snapshot_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
 		if (file == NULL && isatty(1))
 			errx(SBX_EX_USAGE, "export: stdout is a terminal; redirect it or use -f FILE");
 		if (file != NULL && (fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
@@ -228,7 +243,7 @@ main(int argc, char *argv[])
 		long long bytes = 0;
 		int layers = 0;
 
-		operand(argc, argv, "snapshot_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
 		if (sbx_remote_push(&store, url, id, &layers, &bytes, &e) == -1)
 			sbx_die(&e, NULL);
 		if (isatty(2))
@@ -236,10 +251,10 @@ main(int argc, char *argv[])
 			    layers, layers == 1 ? "" : "s", bytes, url);
 		printf("%s\n", id);
 	} else if (strcmp(verb, "pull") == 0) {
-		operand(argc, argv, "snapshot_id", id, sizeof id);
+		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
 		if (sbx_remote_pull(&store, url, id, &e) == -1)
 			sbx_die(&e, NULL);
-		rc = show(&store, id, fmt);
+		rc = show(&store, id, fmt, 0);
 	} else {
 		int fd = 0;
 
@@ -252,7 +267,7 @@ main(int argc, char *argv[])
 			usage(SBX_EX_USAGE);
 		if (sbx_snapshot_import(&store, fd, out, &e) == -1)
 			sbx_die(&e, argc ? argv[0] : "<stdin>");
-		rc = show(&store, out, fmt);
+		rc = show(&store, out, fmt, 0);
 	}
 	r = sbx_flush_stdout();
 	return rc ? rc : r;

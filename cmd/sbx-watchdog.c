@@ -9,10 +9,15 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx-watchdog [--once] [-i SECONDS] ID\n"
-	    "       sbx-watchdog [--once] [-i SECONDS] --all\n");
-	exit(code);
+	    "       sbx-watchdog [--once] [-i SECONDS] --all\n",
+	    "Enforce a sandbox's lifetime and watch its memory, from outside.\n\n"
+	    "      --all                supervise every sandbox of the state root\n"
+	    "      --once               one pass, then exit\n"
+	    "  -i, --interval SECONDS   memory sampling interval, 0.01 to 60 (default 0.1)\n"
+	    "  -h, --help               print this help\n"
+	    "  -V, --version            print the version\n");
 }
 
 int

@@ -5,14 +5,45 @@
 
 #include "common.h"
 #include "id.h"
+#include "util.h"
+
+static const char *const verbs[] = { "provision", "run", "snap", "fork", "inspect", "ls", "gc",
+	"watchdog", "pause", NULL };
 
 static void __attribute__((noreturn))
 usage(int code)
 {
-	fprintf(code ? stderr : stdout,
+	sbx_usage(code,
 	    "usage: sbx VERB [ARG...]\n"
-	    "verbs: provision run snap fork inspect ls gc watchdog pause\n");
-	exit(code);
+	    "verbs: provision run snap fork inspect ls gc watchdog pause\n",
+	    "Run sbx-VERB with the arguments, as git does (sbx-VERB -h for each).\n\n"
+	    "  provision  make a sandbox from a manifest, print its ID\n"
+	    "  run        run a command inside a sandbox\n"
+	    "  snap       snapshot a sandbox; list, restore, push and pull snapshots\n"
+	    "  fork       make sandboxes from a snapshot; keep the winning branch\n"
+	    "  inspect    print a sandbox's state document\n"
+	    "  ls         list sandboxes or snapshots\n"
+	    "  gc         destroy sandboxes, reap the dead, apply snapshot retention\n"
+	    "  watchdog   enforce lifetimes and watch memory from outside\n"
+	    "  pause      freeze or thaw a sandbox\n"
+	    "  -h, --help, -V, --version\n");
+}
+
+/* An unknown verb: say so, name the nearest one and every one, exit 64. */
+static void __attribute__((noreturn))
+unknown(const char *verb)
+{
+	const char *near = sbx_nearest(verb, verbs);
+	size_t i;
+
+	fprintf(stderr, "sbx: '%.64s' is not a verb", verb);
+	if (near != NULL)
+		fprintf(stderr, "; did you mean '%s'?", near);
+	fputs("\nverbs:", stderr);
+	for (i = 0; verbs[i] != NULL; i++)
+		fprintf(stderr, " %s", verbs[i]);
+	fputs(" (sbx -h)\n", stderr);
+	exit(SBX_EX_USAGE);
 }
 
 int
@@ -28,7 +59,7 @@ main(int argc, char *argv[])
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)
 		sbx_version();
 	if (!sbx_id_valid(argv[1]) || strchr(argv[1], '.') != NULL)
-		errx(SBX_EX_USAGE, "'%s' is not a verb", argv[1]);
+		unknown(argv[1]);
 	snprintf(prog, sizeof prog, "sbx-%s", argv[1]);
 	argv[1] = prog;
 	/* Prefer the sbx-VERB installed beside us, then PATH. */
@@ -41,5 +72,7 @@ main(int argc, char *argv[])
 		}
 	}
 	execvp(prog, argv + 1);
-	err(errno == ENOENT ? SBX_EX_USAGE : SBX_EX_OSERR, "%s", prog);
+	if (errno == ENOENT)
+		unknown(prog + 4);
+	err(SBX_EX_OSERR, "%s", prog);
 }

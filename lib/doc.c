@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Documents: YAML/JSON parsed by libyaml into positioned trees, and written back. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,13 +130,14 @@ struct parse {
 	const char *name;
 	struct sbx_err *e;
 	int depth;
+	int line0;              /* lines of the input before this parser's text */
 };
 
 static int
 perr(struct parse *ps, const yaml_mark_t *m, const char *what)
 {
-	return sbx_err_set(ps->e, SBX_EX_DATAERR, "%s:%zu:%zu: %s", ps->name, m->line + 1,
-	    m->column + 1, what);
+	return sbx_err_set(ps->e, SBX_EX_DATAERR, "%s:%zu:%zu: %s", ps->name,
+	    m->line + 1 + (size_t)ps->line0, m->column + 1, what);
 }
 
 static int
@@ -143,7 +145,7 @@ next(struct parse *ps, yaml_event_t *ev)
 {
 	if (!yaml_parser_parse(&ps->p, ev)) {
 		return sbx_err_set(ps->e, SBX_EX_DATAERR, "%s:%zu:%zu: %s", ps->name,
-		    ps->p.problem_mark.line + 1, ps->p.problem_mark.column + 1,
+		    ps->p.problem_mark.line + 1 + (size_t)ps->line0, ps->p.problem_mark.column + 1,
 		    ps->p.problem ? ps->p.problem : "invalid YAML");
 	}
 	return 0;
@@ -265,7 +267,7 @@ parse_node(struct parse *ps, yaml_event_t *ev, struct sbx_node **out)
 		yaml_event_delete(ev);
 		return sbx_err_set(ps->e, SBX_EX_OSERR, "out of memory");
 	}
-	n->line = (int)m.line + 1;
+	n->line = (int)m.line + 1 + ps->line0;
 	n->col = (int)m.column + 1;
 	if (ev->type == YAML_SEQUENCE_START_EVENT)
 		r = parse_children(ps, n, YAML_SEQUENCE_END_EVENT);
@@ -281,57 +283,172 @@ parse_node(struct parse *ps, yaml_event_t *ev, struct sbx_node **out)
 	return 0;
 }
 
-int
-sbx_doc_parse(const char *name, const char *buf, size_t len, struct sbx_node **root,
-    struct sbx_err *e)
+/* One document of the stream, its DOCUMENT-START consumed: a mapping. */
+static int
+parse_document(struct parse *ps, struct sbx_node **out)
 {
-	struct parse ps = { .name = name, .e = e };
 	yaml_event_t ev;
 	struct sbx_node *doc = NULL;
+
+	*out = NULL;
+	if (next(ps, &ev) == -1 || parse_node(ps, &ev, &doc) == -1 || doc == NULL)
+		return -1;
+	if (next(ps, &ev) == -1) {
+		sbx_node_free(doc);
+		return -1;
+	}
+	yaml_event_delete(&ev);  /* DOCUMENT-END */
+	if (doc->type != SBX_MAP) {
+		sbx_err_set(ps->e, SBX_EX_DATAERR, "%s:%d:%d: the document must be a mapping",
+		    ps->name, doc->line, doc->col);
+		sbx_node_free(doc);
+		return -1;
+	}
+	*out = doc;
+	return 0;
+}
+
+/* Every document of buf, at most max; line0: lines before buf in its input. */
+static int
+parse_stream(const char *name, int line0, const char *buf, size_t len, size_t max,
+    struct sbx_node ***docs, size_t *n, struct sbx_err *e)
+{
+	struct parse ps = { .name = name, .e = e, .line0 = line0 };
+	yaml_event_t ev;
+	struct sbx_node *doc, **grown;
+	size_t first = *n;
 	int r = -1;
 
-	*root = NULL;
-	if (len > SBX_DOC_MAX)
-		return sbx_err_set(e, SBX_EX_DATAERR, "%s:1:1: document is larger than 1 MiB", name);
 	if (!yaml_parser_initialize(&ps.p))
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	yaml_parser_set_input_string(&ps.p, (const unsigned char *)buf, len);
 	if (next(&ps, &ev) == -1)
 		goto out;
 	yaml_event_delete(&ev);  /* STREAM-START */
-	if (next(&ps, &ev) == -1)
-		goto out;
-	if (ev.type != YAML_DOCUMENT_START_EVENT) {
-		yaml_event_delete(&ev);
-		sbx_err_set(e, SBX_EX_DATAERR, "%s:1:1: empty document", name);
-		goto out;
+	for (;;) {
+		if (next(&ps, &ev) == -1)
+			goto out;
+		if (ev.type == YAML_STREAM_END_EVENT)
+			break;
+		if (*n - first == max) {
+			perr(&ps, &ev.start_mark, max == 1 ? "only one document is allowed" :
+			    "too many documents");
+			yaml_event_delete(&ev);
+			goto out;
+		}
+		yaml_event_delete(&ev);  /* DOCUMENT-START */
+		if (parse_document(&ps, &doc) == -1)
+			goto out;
+		if ((grown = realloc(*docs, (*n + 1) * sizeof *grown)) == NULL) {
+			sbx_node_free(doc);
+			sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+			goto out;
+		}
+		*docs = grown;
+		(*docs)[(*n)++] = doc;
 	}
 	yaml_event_delete(&ev);
-	if (next(&ps, &ev) == -1 || parse_node(&ps, &ev, &doc) == -1 || doc == NULL)
-		goto out;
-	if (next(&ps, &ev) == -1)
-		goto out;
-	yaml_event_delete(&ev);  /* DOCUMENT-END */
-	if (next(&ps, &ev) == -1)
-		goto out;
-	if (ev.type != YAML_STREAM_END_EVENT) {
-		perr(&ps, &ev.start_mark, "only one document is allowed");
-		yaml_event_delete(&ev);
-		goto out;
-	}
-	yaml_event_delete(&ev);
-	if (doc->type != SBX_MAP) {
-		sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: the document must be a mapping", name,
-		    doc->line, doc->col);
-		goto out;
-	}
-	*root = doc;
-	doc = NULL;
 	r = 0;
 out:
-	sbx_node_free(doc);
 	yaml_parser_delete(&ps.p);
 	return r;
+}
+
+static void
+docs_free(struct sbx_node **docs, size_t n)
+{
+	while (n > 0)
+		sbx_node_free(docs[--n]);
+	free(docs);
+}
+
+int
+sbx_doc_parse(const char *name, const char *buf, size_t len, struct sbx_node **root,
+    struct sbx_err *e)
+{
+	struct sbx_node **docs = NULL;
+	size_t n = 0;
+
+	*root = NULL;
+	if (len > SBX_DOC_MAX)
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s:1:1: document is larger than 1 MiB", name);
+	if (parse_stream(name, 0, buf, len, 1, &docs, &n, e) == -1) {
+		docs_free(docs, n);
+		return -1;
+	}
+	if (n == 0) {
+		free(docs);
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s:1:1: empty document", name);
+	}
+	*root = docs[0];
+	free(docs);
+	return 0;
+}
+
+/* The first byte of [p, end) that is no blank (space, tab, CR; newlines too if nl). */
+static const char *
+skip_blank(const char *p, const char *end, int nl)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || (nl && *p == '\n')))
+		p++;
+	return p;
+}
+
+/* Whether buf starts with a JSON object alone on its line, as JSON streams print them. */
+static int
+json_line(const char *buf, size_t len)
+{
+	const char *p = skip_blank(buf, buf + len, 1), *nl;
+	struct sbx_node **docs = NULL;
+	struct sbx_err e;
+	size_t n = 0;
+	int r;
+
+	if (p == buf + len || *p != '{')
+		return 0;
+	nl = memchr(p, '\n', (size_t)(buf + len - p));
+	r = parse_stream("", 0, p, nl ? (size_t)(nl - p) : (size_t)(buf + len - p), 1, &docs, &n,
+	    &e) == 0 && n == 1;
+	docs_free(docs, n);
+	return r;
+}
+
+int
+sbx_doc_parse_stream(const char *name, const char *buf, size_t len, struct sbx_node ***docs,
+    size_t *n, struct sbx_err *e)
+{
+	const char *p, *end = buf + len, *nl;
+	int line = 0;
+
+	*docs = NULL;
+	*n = 0;
+	if (len > SBX_DOC_MAX)
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s:1:1: input is larger than 1 MiB", name);
+	if (!json_line(buf, len)) {
+		if (parse_stream(name, 0, buf, len, SIZE_MAX, docs, n, e) == 0)
+			return 0;
+		goto fail;
+	}
+	/* JSON lines: each a document of its own (YAML would refuse the second). */
+	for (p = buf; p < end; p = nl + 1, line++) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		if (skip_blank(p, nl, 0) < nl &&
+		    parse_stream(name, line, p, (size_t)(nl - p), 1, docs, n, e) == -1)
+			goto fail;
+	}
+	return 0;
+fail:
+	docs_free(*docs, *n);
+	*docs = NULL;
+	*n = 0;
+	return -1;
+}
+
+void
+sbx_docs_free(struct sbx_node **docs, size_t n)
+{
+	docs_free(docs, n);
 }
 
 /* Emitting */

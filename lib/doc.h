@@ -31,6 +31,15 @@ enum sbx_format { SBX_FMT_ID, SBX_FMT_YAML, SBX_FMT_JSON };
 /* Parse buf (named `name` in messages). Errors are "name:line:col: reason", code 65. */
 int sbx_doc_parse(const char *name, const char *buf, size_t len, struct sbx_node **root,
     struct sbx_err *e);
+/*
+ * Every document of buf: a YAML stream ("---" between documents), or JSON
+ * objects one a line (which YAML alone would refuse after the first). Each must
+ * be a mapping; the same strictness as sbx_doc_parse, 1 MiB for the whole.
+ * Zero documents is no error. Free with sbx_docs_free.
+ */
+int sbx_doc_parse_stream(const char *name, const char *buf, size_t len, struct sbx_node ***docs,
+    size_t *n, struct sbx_err *e);
+void sbx_docs_free(struct sbx_node **docs, size_t n);
 void sbx_node_free(struct sbx_node *n);
 
 /* Building trees for output. Functions return NULL only when out of memory. */

@@ -714,13 +714,21 @@ parse_map(struct ctx *c, const struct sbx_node *map, const struct field *fields,
 			if (strcmp(f->key, key) == 0)
 				break;
 		if (f->key == NULL) {
-			char known[640] = "";
+			char known[640] = "", hint[128] = "";
+			const char *keys[64], *near;
+			size_t k = 0;
 
-			for (f = fields; f->key; f++)
+			for (f = fields; f->key; f++) {
 				snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
 				    f == fields ? "" : ", ", f->key);
-			return nerr(c, map->kids[i], "%s%sunknown key '%.80s' (known: %s)",
-			    where ? where : "", where ? ": " : "", key, known);
+				if (k + 1 < SBX_ARRAY_LEN(keys))
+					keys[k++] = f->key;
+			}
+			keys[k] = NULL;
+			if ((near = sbx_nearest(key, keys)) != NULL)
+				snprintf(hint, sizeof hint, ": did you mean '%s'?", near);
+			return nerr(c, map->kids[i], "%s%sunknown key '%.80s'%s (known: %s)",
+			    where ? where : "", where ? ": " : "", key, hint, known);
 		}
 		if (parse_field(c, map->kids[i + 1], f, m, m) == -1)
 			return -1;

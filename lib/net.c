@@ -25,6 +25,7 @@
 
 #include "egress.h"
 #include "id.h"
+#include "audit.h"
 #include "net.h"
 #include "netlink.h"
 #include "rootfs.h"
@@ -981,17 +982,20 @@ sbx_net_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct 
 }
 
 int
-sbx_net_counts(const struct sbx_store *s, const struct sbx_manifest *m,
+sbx_net_counts(const struct sbx_store *s, const struct sbx_manifest *m, int run_phase,
     struct sbx_relay_counts *c, struct sbx_err *e)
 {
-	char path[1200];
+	char path[1200], req[160];
 
 	memset(c, 0, sizeof *c);
 	if (!sbx_net_wanted(m))
 		return 0;
 	if (sbx_store_path(s, m->sandbox_id, "net.sock", path, sizeof path, e) == -1)
 		return -1;
-	return sbx_relay_query(path, c, e);
+	if (run_phase != 0)
+		snprintf(req, sizeof req, "%s\t%s", run_phase > 0 ? "begin" : "end",
+		    sbx_audit_correlation());
+	return sbx_relay_query(path, run_phase ? req : NULL, c, e);
 }
 
 void

@@ -38,8 +38,12 @@ int sbx_net_destroy(const struct sbx_store *s, const struct sbx_manifest *m, str
  */
 int sbx_net_refresh(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
     struct sbx_err *e);
-/* The relay's counters now (for a run's trace). */
-int sbx_net_counts(const struct sbx_store *s, const struct sbx_manifest *m,
+/*
+ * The relay's counters now (for a run's trace). run_phase 1 or -1: a run
+ * starts or ends here, and the refusals in between carry its correlation ID
+ * (this process's); 0: neither.
+ */
+int sbx_net_counts(const struct sbx_store *s, const struct sbx_manifest *m, int run_phase,
     struct sbx_relay_counts *c, struct sbx_err *e);
 /* A run's figures: what changed between two readings of the counters. */
 void sbx_net_trace(const struct sbx_relay_counts *before, const struct sbx_relay_counts *after,

@@ -42,6 +42,68 @@
 #include "snapshot.h"
 #include "util.h"
 
+/*
+ * Whether this process is chrooted, as the kernel sees it: its root is not its
+ * mount namespace's (entering one's own namespace again moves one there).
+ */
+static int
+in_chroot(void)
+{
+	struct statx here, top;
+	pid_t pid;
+	int fd, st;
+
+	if (statx(AT_FDCWD, "/", 0, STATX_MNT_ID | STATX_INO, &here) == -1 ||
+	    !(here.stx_mask & STATX_MNT_ID) || (pid = fork()) == -1)
+		return 0;
+	if (pid == 0) {
+		fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+		if (fd == -1 || setns(fd, CLONE_NEWNS) == -1 ||
+		    statx(AT_FDCWD, "/", 0, STATX_MNT_ID | STATX_INO, &top) == -1)
+			_exit(2);
+		_exit(top.stx_mnt_id != here.stx_mnt_id || top.stx_ino != here.stx_ino);
+	}
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 1;
+}
+
+/*
+ * The kernel refused new namespaces (err): add to e what usually causes that
+ * and how to check each, the cause found on this host first.
+ */
+static void
+userns_hint(int err, struct sbx_err *e)
+{
+	char buf[32] = "", found[160] = "";
+	size_t n = strlen(e->msg);
+	int fd;
+	ssize_t r;
+
+	if (in_chroot())
+		snprintf(found, sizeof found, "this process is in a chroot, where the kernel "
+		    "makes no user namespace");
+	else if ((fd = open("/proc/sys/user/max_user_namespaces", O_RDONLY | O_CLOEXEC)) != -1) {
+		r = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		buf[r > 0 ? r : 0] = '\0';
+		if (err == ENOSPC || atoi(buf) == 0)
+			snprintf(found, sizeof found, "user.max_user_namespaces is %d, or its "
+			    "count is used up", atoi(buf));
+	}
+	if (found[0] != '\0')
+		n += (size_t)snprintf(e->msg + n, sizeof e->msg - n, " (here: %s)", found);
+	if (n < sizeof e->msg)
+		snprintf(e->msg + n, sizeof e->msg - n, "; the usual causes: a chroot (as root: ls -di / and "
+		    "nsenter -m -t $$ ls -di / differ), user.max_user_namespaces at 0 (sysctl "
+		    "user.max_user_namespaces), Ubuntu's kernel.apparmor_restrict_unprivileged_userns "
+		    "= 1 for a user without an AppArmor profile that allows it (sysctl "
+		    "kernel.apparmor_restrict_unprivileged_userns), a container without "
+		    "CAP_SYS_ADMIN or with a seccomp profile that refuses clone (grep -E "
+		    "'CapEff|Seccomp' /proc/self/status; docker run --cap-add SYS_ADMIN "
+		    "--security-opt seccomp=unconfined)");
+}
+
 #define ID_RANGE 65536
 #define DEFAULT_ID_BASE 1000000000LL
 #define DEFAULT_ID_SLOTS 1024
@@ -725,8 +787,12 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	    (host_network(m) ? 0 : CLONE_NEWNET) | CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD, NULL,
 	    NULL, NULL, 0);
 	if (pid == -1) {
-		sbx_err_sys(e, errno == EPERM || errno == ENOSPC || errno == EUSERS ?
+		int err = errno;
+
+		sbx_err_sys(e, err == EPERM || err == ENOSPC || err == EUSERS ?
 		    SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "cannot create the sandbox's namespaces");
+		if (err == EPERM || err == ENOSPC || err == EUSERS)
+			userns_hint(err, e);
 		goto fail;
 	}
 	if (pid == 0) {
@@ -1250,7 +1316,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		oom_before = sbx_cgroup_oom_kills(&sbcg);
 	}
 	if (sbx_net_wanted(m)) {
-		if (sbx_net_counts(s, m, &net_before, e) == -1)
+		if (sbx_net_counts(s, m, 1, &net_before, e) == -1)
 			goto out;
 		have_net = 1;
 	}
@@ -1494,7 +1560,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	if (have_net) {
 		struct sbx_relay_counts after;
 
-		if (sbx_net_counts(s, m, &after, NULL) == 0) {
+		if (sbx_net_counts(s, m, -1, &after, NULL) == 0) {
 			sbx_net_trace(&net_before, &after, &res->trace);
 			sbx_relay_counts_free(&after);
 		}

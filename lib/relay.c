@@ -38,6 +38,8 @@
 #define AUDIT_EVERY_S 10.0
 #define AUDIT_RATE 20.0
 #define AUDIT_BURST 100.0
+#define MAX_RUNS 64
+#define CORR_MAX 128
 
 /* The sandbox's side and the world's side of one connection. */
 struct pipe_half {
@@ -62,7 +64,21 @@ struct dest {
 	long long unreported;
 	double last_audit;
 	char why[96];
+	char corr[CORR_MAX];    /* the correlation ID its unreported refusals belong to */
 };
+
+/*
+ * The runs under way (sbx-run tells at its start and end, through the control
+ * socket), each by its correlation ID and the PID that told: a refusal belongs
+ * to the run that was under way, the latest one when several are, else to the
+ * provision. A run whose sbx-run is gone without its end is over too.
+ */
+static struct {
+	char corr[CORR_MAX];
+	pid_t pid;
+} runs[MAX_RUNS];
+static size_t n_runs;
+static char base_corr[CORR_MAX];
 
 static struct dest *dests;
 static size_t n_dests;
@@ -129,9 +145,27 @@ audit_flush(struct dest *d, double now, int force)
 		return;
 	snprintf(detail, sizeof detail, "destination=%s count=%lld%s%s", d->d.name,
 	    d->unreported, d->why[0] ? " reason=" : "", d->why);
+	sbx_audit_set_correlation(d->corr[0] ? d->corr : base_corr);
 	sbx_audit(cfg->s, cfg->sandbox_id, "egress-denied", "refused", detail, NULL);
 	d->unreported = 0;
 	d->last_audit = now;
+}
+
+static void
+run_drop(size_t i)
+{
+	memmove(&runs[i], &runs[i + 1], (n_runs - i - 1) * sizeof runs[0]);
+	n_runs--;
+}
+
+static void
+runs_prune(void)
+{
+	size_t i = n_runs;
+
+	while (i-- > 0)
+		if (kill(runs[i].pid, 0) == -1 && errno == ESRCH)
+			run_drop(i);
 }
 
 /* One refusal: counted now, written to the audit log at most every 10 s per
@@ -141,7 +175,15 @@ denied(size_t i, const char *why)
 {
 	struct dest *d = &dests[i];
 	double now = sbx_monotonic();
+	const char *corr;
 
+	runs_prune();
+	corr = n_runs ? runs[n_runs - 1].corr : base_corr;
+
+	/* Refusals of another run are summed into an event of their own. */
+	if (d->unreported > 0 && strcmp(d->corr, corr) != 0)
+		audit_flush(d, now, 1);
+	snprintf(d->corr, sizeof d->corr, "%s", corr);
 	d->d.denied++;
 	d->unreported++;
 	snprintf(d->why, sizeof d->why, "%s", why ? why : "");
@@ -581,19 +623,63 @@ service(size_t k, short cre, short ure)
 		conn_close(k, 0);
 }
 
+/* "begin\tCORR" or "end\tCORR" from process pid: its run starts or ends. */
+static void
+run_mark(const char *req, pid_t pid)
+{
+	const char *corr = strchr(req, '\t');
+	size_t i;
+	int begin = strncmp(req, "begin\t", 6) == 0;
+
+	if (corr == NULL || (!begin && strncmp(req, "end\t", 4) != 0) || *++corr == '\0' ||
+	    pid <= 0)
+		return;
+	runs_prune();
+	if (begin && n_runs < MAX_RUNS) {
+		snprintf(runs[n_runs].corr, CORR_MAX, "%s", corr);
+		runs[n_runs++].pid = pid;
+		return;
+	}
+	for (i = n_runs; i-- > 0;)
+		if (!begin && runs[i].pid == pid && strncmp(runs[i].corr, corr, CORR_MAX - 1) == 0) {
+			run_drop(i);
+			return;
+		}
+}
+
+/* The request line of a control connection ("" when the client sends none). */
+static void
+read_request(int fd, char *req, size_t size)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	size_t n = 0;
+
+	while (n + 1 < size && poll(&p, 1, 1000) == 1 && read(fd, req + n, 1) == 1 &&
+	    req[n] != '\n')
+		n++;
+	req[n] = '\0';
+}
+
 static void
 answer(int ctl)
 {
 	struct timeval tv = { 1, 0 };
-	char line[160];
+	char line[160], req[CORR_MAX + 16];
+	struct ucred peer = { 0 };
+	socklen_t plen = sizeof peer;
 	size_t i;
 	int fd;
 
 	if ((fd = accept4(ctl, NULL, NULL, SOCK_CLOEXEC)) == -1)
 		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) == -1)
+		peer.pid = 0;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	/* Refusals up to now are queued already: count them before answering. */
+	read_request(fd, req, sizeof req);
+	/* Refusals up to now are queued already: count them, for the runs under
+	 * way until now, before the request changes those and before answering. */
 	nflog_drain(cfg->nflog_fd);
+	run_mark(req, peer.pid);
 	for (i = 0; i < n_dests; i++) {
 		int l = snprintf(line, sizeof line, "%s\t%lld\t%lld\t%lld\n", dests[i].d.name,
 		    dests[i].d.sent, dests[i].d.received, dests[i].d.denied);
@@ -662,6 +748,7 @@ sbx_relay_main(const struct sbx_relay_cfg *c)
 
 	cfg = c;
 	policy = *c->policy;
+	snprintf(base_corr, sizeof base_corr, "%s", sbx_audit_correlation());
 	/* Signals arrive only while it waits (ppoll), so none slips between a
 	 * check of the flags and the wait. */
 	sigemptyset(&none);
@@ -750,7 +837,8 @@ sbx_relay_main(const struct sbx_relay_cfg *c)
 }
 
 int
-sbx_relay_query(const char *sock_path, struct sbx_relay_counts *c, struct sbx_err *e)
+sbx_relay_query(const char *sock_path, const char *request, struct sbx_relay_counts *c,
+    struct sbx_err *e)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct timeval tv = { 5, 0 };
@@ -770,6 +858,15 @@ sbx_relay_query(const char *sock_path, struct sbx_relay_counts *c, struct sbx_er
 		close(fd);
 		return -1;
 	}
+	/* The request line, then end of writing: the relay answers at once. */
+	if (request != NULL) {
+		char req[CORR_MAX + 16];
+		int l = snprintf(req, sizeof req, "%s\n", request);
+
+		if (l > 0 && (size_t)l < sizeof req)
+			sbx_write_all(fd, req, (size_t)l);
+	}
+	shutdown(fd, SHUT_WR);
 	if (sbx_read_fd(fd, 1 << 20, &buf, &len, "the egress relay's counters", e) == -1) {
 		close(fd);
 		return -1;

@@ -46,8 +46,13 @@ int sbx_relay_peek_name(const unsigned char *b, size_t n, char *name, size_t siz
 void sbx_relay_main(const struct sbx_relay_cfg *c) __attribute__((noreturn));
 /* A netlink socket bound to NFLOG group, copying packet headers at once. */
 int sbx_relay_nflog_open(unsigned group, struct sbx_err *e);
-/* Ask the relay listening on sock_path for its counters. */
-int sbx_relay_query(const char *sock_path, struct sbx_relay_counts *c, struct sbx_err *e);
+/*
+ * Ask the relay listening on sock_path for its counters. request (or NULL):
+ * "begin\tCORR" or "end\tCORR", a run of correlation ID CORR starting or
+ * ending, so that the refusals in between carry its correlation ID.
+ */
+int sbx_relay_query(const char *sock_path, const char *request, struct sbx_relay_counts *c,
+    struct sbx_err *e);
 void sbx_relay_counts_free(struct sbx_relay_counts *c);
 
 #endif

@@ -741,6 +741,34 @@ mount_tmpfs(int rootfd, const char *guest, long long mb, struct sbx_err *e)
 	return mount_at(rootfd, guest, "tmpfs", MS_NOSUID | MS_NODEV, v, e);
 }
 
+/*
+ * A new proc refused (EPERM) in a user namespace: the kernel gives one only
+ * while the proc its mount namespace sees is wholly visible. Name what covers
+ * parts of it here, and what the operator can do.
+ */
+static int
+proc_refused(struct sbx_err *e)
+{
+	char line[4096], covered[256] = "", mp[1024];
+	size_t n = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	while (f != NULL && fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "%*s %*s %*s %*s %1023s", mp) == 1 &&
+		    strncmp(mp, "/proc/", 6) == 0 && n + strlen(mp) + 3 < sizeof covered)
+			n += (size_t)snprintf(covered + n, sizeof covered - n, "%s%s", n ? ", " : "",
+			    mp);
+	if (f != NULL)
+		fclose(f);
+	return sbx_err_set(e, SBX_EX_UNAVAILABLE, "mount proc on /proc: Operation not permitted: "
+	    "the kernel gives a user namespace a new proc only while the /proc it can see is "
+	    "not partly covered, and here %s%s (as in Docker or bubblewrap containers); run sbx "
+	    "where /proc is whole: on the host, or in a container with an unmasked /proc "
+	    "(docker run --security-opt systempaths=unconfined, podman --security-opt "
+	    "unmask=ALL), or unmount what covers it", n ? "mounts cover " : "parts are covered",
+	    covered);
+}
+
 static int
 make_dev(int rootfd, struct sbx_err *e)
 {
@@ -944,8 +972,12 @@ sbx_rootfs_enter(const struct sbx_manifest *m, const struct sbx_lowers *lw,
 			    bind_into(rootfd, AT_FDCWD, host_dirs[i], host_dirs[i], BIND_RO, e) == -1)
 				goto fail;
 	}
-	if (mount_at(rootfd, "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, e) == -1 ||
-	    mask_proc(rootfd, e) == -1 || make_dev(rootfd, e) == -1)
+	if (mount_at(rootfd, "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, e) == -1) {
+		if (errno == EPERM)
+			proc_refused(e);
+		goto fail;
+	}
+	if (mask_proc(rootfd, e) == -1 || make_dev(rootfd, e) == -1)
 		goto fail;
 	for (k = 0; k < m->n_mounts; k++)
 		if ((f->attach[k] ? attach_into(rootfd, f->src[k], m->mounts[k].guest, e) :

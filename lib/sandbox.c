@@ -351,6 +351,44 @@ static int run_locked(const struct sbx_store *s, const char *id, const struct sb
     const struct sbx_driver *drv, const struct sbx_exec *x, struct sbx_exec_result *res,
     int lock, struct sbx_err *e);
 
+void
+sbx_sandbox_kill_text(const char *reason, const struct sbx_manifest *m, char *buf, size_t size)
+{
+	const struct sbx_resources *r = &m->res;
+
+	if (strcmp(reason, "memory") == 0)
+		snprintf(buf, size, "memory limit of %lld MiB reached", r->memory_mb);
+	else if (strcmp(reason, "wall-clock") == 0)
+		snprintf(buf, size, "lifetime of %lld s (max_wall_clock_s) ran out",
+		    r->max_wall_clock_s);
+	else if (strcmp(reason, "pids") == 0)
+		snprintf(buf, size, "pids limit of %lld reached", r->pids);
+	else if (strcmp(reason, "disk") == 0)
+		snprintf(buf, size, "disk limit of %lld MiB reached", r->disk_mb);
+	else
+		snprintf(buf, size, "kill_reason %s", reason);
+}
+
+/* Why m cannot run a command now, and what to do about it. */
+static int
+not_ready(const struct sbx_manifest *m, struct sbx_err *e)
+{
+	char why[160];
+
+	if (strcmp(m->status, "paused") == 0)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is paused; resume it with "
+		    "sbx-pause -r %s", m->sandbox_id);
+	if (strcmp(m->status, "terminated") == 0 && m->kill_reason != NULL) {
+		sbx_sandbox_kill_text(m->kill_reason, m, why, sizeof why);
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is terminated: %s; destroy it "
+		    "with sbx-gc %s", why, m->sandbox_id);
+	}
+	if (strcmp(m->status, "terminated") == 0)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is terminated (its init is gone); "
+		    "destroy it with sbx-gc %s", m->sandbox_id);
+	return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is %s, not ready", m->status);
+}
+
 int
 sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e)
@@ -364,7 +402,10 @@ sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec
 	if ((lock = lock_and_load(s, id, 0, 0, &m, e)) == -1)
 		return -1;
 	if (m.status == NULL || (strcmp(m.status, "ready") != 0 && strcmp(m.status, "executing"))) {
-		sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is %s, not ready", m.status ? m.status : "?");
+		if (m.status == NULL)
+			sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox has no status");
+		else
+			not_ready(&m, e);
 		goto out;
 	}
 	if (expired(&m)) {

@@ -26,6 +26,13 @@
 enum { SBX_PROV_DRY_RUN = 1, SBX_PROV_NO_WATCHDOG = 2, SBX_PROV_ONE_SHOT = 4 };
 int sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
     int *existed, struct sbx_err *e);
+/*
+ * Why a sandbox or a run was killed, in words for a message: a kill_reason
+ * (memory, wall-clock, pids, disk, manual) with m's limit ("memory limit of
+ * 256 MiB reached").
+ */
+void sbx_sandbox_kill_text(const char *reason, const struct sbx_manifest *m, char *buf,
+    size_t size);
 /* Run a command in sandbox id; the trace is saved as the sandbox's last. */
 int sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e);

@@ -534,3 +534,46 @@ sbx_duration_parse(const char *s, double *seconds)
 	*seconds = v;
 	return 0;
 }
+
+/* Optimal string alignment distance, bounded: longer words are no typo of each other. */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, d[33][33];
+
+	if (la > 32 || lb > 32)
+		return SIZE_MAX;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		for (j = 1; j <= lb; j++) {
+			size_t c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < c)
+				c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c)
+				c = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < c)
+				c = d[i - 2][j - 2] + 1;
+			d[i][j] = c;
+		}
+	}
+	return d[la][lb];
+}
+
+const char *
+sbx_nearest(const char *word, const char *const *cands)
+{
+	const char *best = NULL;
+	size_t i, d, bestd = SIZE_MAX;
+
+	for (i = 0; cands[i] != NULL; i++)
+		if ((d = edit_distance(word, cands[i])) < bestd) {
+			bestd = d;
+			best = cands[i];
+		}
+	return bestd <= 2 && bestd * 2 < strlen(word) ? best : NULL;
+}

@@ -25,6 +25,13 @@ int sbx_write_atomic_new(const char *path, const void *buf, size_t len, mode_t m
 int sbx_lock_file(const char *path, int exclusive, struct sbx_err *e);
 /* Set *field to a fresh copy of t as RFC 3339 with milliseconds. */
 int sbx_time_set(char **field, double t);
+/*
+ * Of the NULL-terminated cands, the one nearest to word by edit distance
+ * (insertions, deletions, substitutions, transpositions) when it is near enough
+ * to be a typo of it (at most 2 edits, and fewer than half of word's length),
+ * for "did you mean" hints; NULL when none is.
+ */
+const char *sbx_nearest(const char *word, const char *const *cands);
 /* n bytes as 2n lowercase hex digits and a NUL. */
 void sbx_hex(const unsigned char *d, size_t n, char *out);
 int sbx_write_atomic_nosync(const char *path, const void *buf, size_t len, mode_t mode,

@@ -88,6 +88,16 @@ PY
 	[[ $output == *'"disk_mb":1024'* ]]
 }
 
+@test "an unknown key names the nearest known one, when one is near" {
+	run -65 sbx-provision -n - <<<'resource_allocation: {memroy_mb: 256}'
+	[[ $output == *"<stdin>:1:23: resource_allocation: unknown key 'memroy_mb': did you mean 'memory_mb'? (known: cpu_cores"* ]]
+	run -65 sbx-provision -n - <<<'netwrok_policy: host'
+	[[ $output == *"did you mean 'network_policy'?"* ]]
+	run -65 sbx-provision -n - <<<'colour: blue'
+	[[ $output == *"unknown key 'colour' (known: "* ]]
+	[[ $output != *"did you mean"* ]]
+}
+
 @test "manifest from stdin; a terminal on stdin is a usage error" {
 	run -0 sbx-provision -n - < "$MANIFESTS/minimal.yaml"
 	run -64 sbx-provision -o xml "$MANIFESTS/minimal.yaml"

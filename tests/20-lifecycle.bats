@@ -26,6 +26,78 @@ load helpers
 	[ -z "$(sbx-ls -q)" ]
 }
 
+@test "every multi-record -o yaml output is a YAML stream, every -o json one an object a line" {
+	provision "$MANIFESTS/minimal.yaml"
+	snap=$(sbx-snap "$ID")
+	provision "$MANIFESTS/minimal.yaml"
+	snap2=$(sbx-snap "$ID")
+	run -0 sbx-fork -n 3 -o yaml "$snap"
+	[ "$(yaml_docs <<<"$output")" -eq 3 ]
+	run -0 sbx-fork -n 2 -o json "$snap2"
+	[ "$(json_lines <<<"$output")" -eq 2 ]
+	[ "$(sbx-ls -o yaml | yaml_docs)" -eq 7 ]
+	[ "$(sbx-ls -o json | json_lines)" -eq 7 ]
+	[ "$(sbx-ls -s -o yaml | yaml_docs)" -eq 2 ]
+	[ "$(sbx-ls -s -o json | json_lines)" -eq 2 ]
+	[ "$(sbx-snap list -o yaml | yaml_docs)" -eq 2 ]
+	[ "$(sbx-snap list -o json | json_lines)" -eq 2 ]
+	[ "$(sbx-snap inspect "$snap" | yaml_docs)" -eq 1 ]
+	[ "$(sbx-inspect "$ID" | yaml_docs)" -eq 1 ]
+}
+
+@test "a state document on stdin is one operand; IDs one a line, YAML streams and JSON lines are several" {
+	provision "$MANIFESTS/minimal.yaml"
+	a=$ID
+	provision "$MANIFESTS/minimal.yaml"
+	b=$ID
+	# a sandbox's document forks it, as its ID does
+	run -0 bash -c "sbx-inspect $a | sbx-fork"
+	kid=$output
+	[[ $kid == sbx-* ]]
+	run -0 bash -c "sbx-snap -o yaml $b | sbx-fork -o json"
+	[ "$(json_lines <<<"$output")" -eq 1 ]
+	# one document destroys one sandbox and exits 0
+	run -0 bash -c "sbx-inspect $kid | sbx-gc -"
+	[ "$output" = "$kid" ]
+	run -0 bash -c "sbx-inspect -o json $b | sbx-pause && sbx-pause -r $b"
+	# several documents for a program that takes one: 65, nothing done
+	run -65 bash -c "sbx-ls -o yaml | sbx-pause"
+	[[ $output == *"IDs, where one is wanted"* ]]
+	[ "$(state "$a" status)" = ready ]
+	# bad input anywhere on stdin: 65 before anything is destroyed
+	n=$(sbx-ls -q | wc -l)
+	run -65 bash -c "printf '%s\n../x\n' $a | sbx-gc -"
+	[[ $output == *"stdin:2:"* ]]
+	run -65 bash -c "{ sbx-inspect $a; echo ---; echo 'name: x'; } | sbx-gc -"
+	[[ $output == *"has no sandbox_id"* ]]
+	run -65 bash -c "sbx-snap -o yaml $a | sbx-gc -"
+	[ "$(sbx-ls -q | wc -l)" -eq "$n" ]
+	# a YAML stream and JSON lines are one operand a document
+	run -0 bash -c "sbx-ls -o yaml | sbx-gc -"
+	[ "${#lines[@]}" -eq "$n" ]
+	provision "$MANIFESTS/minimal.yaml"
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 bash -c "sbx-ls -o json | sbx-gc -"
+	[ "${#lines[@]}" -eq 2 ]
+	[ -z "$(sbx-ls -q)" ]
+	run -0 bash -c "sbx-ls -q | sbx-gc -"
+	[ -z "$output" ]
+}
+
+@test "sbx-run - takes the first record of stdin, and the command gets the rest" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 bash -c "{ sbx-inspect $ID; echo ---; echo rest; } | sbx-run - -- cat"
+	[ "$output" = "rest" ]
+	run -0 bash -c "{ sbx-inspect -o json $ID; echo rest; } | sbx-run - -- cat"
+	[ "$output" = "rest" ]
+	run -0 bash -c "printf '%s\nrest\n' $ID | sbx-run - -- cat"
+	[ "$output" = "rest" ]
+	run -0 bash -c "sbx-inspect $ID | sbx-run - -- cat"
+	[ -z "$output" ]
+	run -125 bash -c "echo 'name: x' | sbx-run - -- true"
+	[[ $output == *"has no sandbox_id"* ]]
+}
+
 @test "a caller-chosen sandbox_id makes provision idempotent" {
 	printf 'sandbox_id: job-42.step-1\nresource_allocation: {pids: 32}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"
@@ -120,11 +192,58 @@ load helpers
 	run -1 sbx-gc --verify-audit
 }
 
-@test "the sbx front-end dispatches to sbx-VERB" {
+@test "the sbx front-end dispatches to sbx-VERB; an unknown verb gets the list and the nearest" {
 	run -0 sbx provision -n "$MANIFESTS/minimal.yaml"
 	run -0 sbx ls -q
 	run -64 sbx no-such-verb
+	[[ $output == *"'no-such-verb' is not a verb"* ]]
+	[[ $output == *"verbs: provision run snap fork inspect ls gc watchdog pause"* ]]
+	[[ $output != *"did you mean"* ]]
+	run -64 sbx provison
+	[[ $output == *"did you mean 'provision'?"* ]]
+	run -64 sbx ../sbx-run
+	[[ $output == *"verbs: provision"* ]]
 	run -0 sbx --version
+	run -0 sbx -h
+	[[ $output == *"gc         destroy sandboxes"* ]]
+}
+
+@test "-h prints every option that the man page names, not only the usage line" {
+	local p opt n
+	for p in "$BATS_TEST_DIRNAME"/../man/sbx-*.1.scd; do
+		p=$(basename "$p" .1.scd)
+		run -0 "$p" -h
+		[[ ${lines[0]} == usage:* ]]
+		n=0
+		while read -r opt; do
+			n=$((n + 1))
+			[[ $output == *"$opt"* ]] || { echo "$p -h does not name $opt"; false; }
+		done < <(awk '/^# OPTIONS/ { on = 1; next } /^# / { on = 0 } on' \
+		    "$BATS_TEST_DIRNAME/../man/$p.1.scd" | grep -o '^\*-[^*]*\*\(, \*--[a-z-]*\*\)*' | grep -o -- '--[a-z-]*')
+		[ "$n" -ge 2 ]
+		[[ $output == *"See $p(1)."* ]]
+	done
+}
+
+@test "when the kernel refuses namespaces or a new proc, provision names the cause and the way out" {
+	[ "$(id -u)" -eq 0 ] || skip "staging a chroot and a covered /proc needs root"
+	local d covered
+	# in a chroot the kernel makes no user namespace
+	d=$(mktemp -d "$WORK/chroot.XXXXXX")
+	run -69 unshare -m --propagation private sh -c "mount --rbind / '$d' && chroot '$d' env PATH='$PATH' SBX_ROOT='$SBX_ROOT' sh -c 'echo {} | sbx-provision'"
+	[[ $output == *"cannot create the sandbox's namespaces: Operation not permitted (here: this process is in a chroot"* ]]
+	[[ $output == *"user.max_user_namespaces"* ]]
+	[[ $output == *"apparmor_restrict_unprivileged_userns"* ]]
+	[[ $output == *"seccomp"* ]]
+	# a /proc with a part covered, as Docker masks /proc/keys and others
+	for covered in /proc/keys /proc/timer_list /proc/kcore; do [ -f "$covered" ] && break; done
+	[ -f "$covered" ]
+	run -69 unshare -m --propagation private sh -c "mount --bind /dev/null $covered && echo {} | sbx-provision"
+	[[ $output == *"mount proc on /proc: Operation not permitted: the kernel gives a user namespace a new proc only while"* ]]
+	[[ $output == *"mounts cover $covered"* ]]
+	[[ $output == *"systempaths=unconfined"* ]]
+	[ -z "$(sbx-ls -q)" ]
+	rmdir "$d"
 }
 
 @test "every program answers -h and -V" {
@@ -133,7 +252,11 @@ load helpers
 		run -0 "$p" -h
 		[[ $output == usage:* ]]
 		run -0 "$p" --version
-		run -64 "$p" --no-such-option
+		if [ "$p" = sbx-run ]; then
+			run -125 "$p" --no-such-option
+		else
+			run -64 "$p" --no-such-option
+		fi
 	done
 }
 

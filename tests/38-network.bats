@@ -128,6 +128,26 @@ probe() {
 	[[ ${lines[0]} == "tcp:$R:8081 refused-111 "* ]]
 }
 
+@test "allow-list: egress-denied events carry the correlation ID of the run that was refused" {
+	needs_net
+	remote_up R
+	provision -c prov-corr "$(allow "$R:8080")"
+	assert_confined "$ID"
+	run -0 sbx-run -c run-a "$ID" -- python3 - "tcp:$R:8081" < "$FIXTURES/egress-probe.py"
+	[[ ${lines[0]} == "tcp:$R:8081 refused-111 "* ]]
+	# the first refusal of a destination is written at once
+	[ "$(grep -c "\"event\":\"egress-denied\",\"correlation_id\":\"run-a\".*destination=tcp $R:8081 count=1" "$SBX_ROOT/audit.log")" -eq 1 ]
+	# another run's refusals (summed while the destination's last event is under
+	# 10 s old, written when the relay ends at the latest) keep that run's ID
+	run -0 sbx-run -c run-b "$ID" -- python3 - "tcp:$R:8081" "tcp:$R:8081" < "$FIXTURES/egress-probe.py"
+	run -0 sbx-gc "$ID"
+	grep '"egress-denied"' "$SBX_ROOT/audit.log" > "$WORK/denied"
+	[ "$(grep '"correlation_id":"run-b"' "$WORK/denied" | grep -o "destination=tcp $R:8081 count=[0-9]*" |
+	    awk -F= '{ n += $3 } END { print n }')" -eq 2 ]
+	absent prov-corr "$WORK/denied"
+	run -0 sbx-gc --verify-audit
+}
+
 @test "allow-list: IPv6: the allowed destination answers; its other port, UDP and IPv4 are refused" {
 	needs_net
 	[ -e /proc/sys/net/ipv6 ] || skip "this kernel has no IPv6"

@@ -18,8 +18,13 @@ load helpers
 	run -125 sbx-run sbx-00000000 -- true
 	run -125 sbx-run ../x -- true
 	run -125 sbx-run -w /no/such/dir "$ID" -- true
-	run -64 sbx-run "$ID"
-	run -64 sbx-run --timeout abc "$ID" -- true
+	# usage errors too: 64 could be the command's own
+	run -125 sbx-run "$ID"
+	[[ $output == usage:* ]]
+	run -125 sbx-run --timeout abc "$ID" -- true
+	run -125 sbx-run --no-such-option "$ID" -- true
+	run -64 sbx-run "$ID" -- sh -c 'exit 64'
+	[ -z "$output" ]
 }
 
 @test "rlimits: no core dumps, open files bounded" {
@@ -81,6 +86,52 @@ load helpers
 	# without -t the command has no controlling terminal, even when the caller has one
 	run -0 script -qec "sbx-run $ID -- sh -c 'ps -o tty= -p \$\$'" /dev/null
 	[[ $output == *"?"* ]]
+}
+
+@test "-t with stdin not a terminal runs without one and warns, never hangs" {
+	provision "$MANIFESTS/minimal.yaml"
+	echo 'echo hi; test -t 0 || echo no-tty' > "$WORK/in"
+	# timeout only guards against the hang this test is about (teardown then
+	# destroys the sandbox with whatever still runs in it)
+	run -0 --separate-stderr timeout -s KILL 30 sbx-run -t "$ID" -- bash < "$WORK/in"
+	[ "$output" = "$(printf 'hi\nno-tty')" ]
+	[[ $stderr == *"stdin is not a terminal"*"-t ignored"* ]]
+	run -0 timeout -s KILL 30 sbx-run -t "$ID" -- true < /dev/null
+	run -0 --separate-stderr bash -c "echo hi | timeout -s KILL 30 sbx-run -t $ID -- cat"
+	[ "$output" = hi ]
+}
+
+@test "a run that sbx kills says why on stderr, and a run on the ended sandbox names the reason" {
+	printf 'resource_allocation: {memory_mb: 128, pids: 64}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	run -137 --separate-stderr sbx-run "$ID" -- python3 -c '
+x = []
+while True:
+    x.append(bytearray(8 << 20))'
+	[ "$stderr" = "sbx-run: $ID: killed: memory limit of 128 MiB reached" ]
+	run -124 --separate-stderr sbx-run --timeout 0.5 "$ID" -- sleep 10
+	[ "$stderr" = "sbx-run: $ID: timed out: --timeout of 0.5 s reached" ]
+	# the command's own SIGKILL is no kill by sbx: nothing added
+	run -137 --separate-stderr sbx-run "$ID" -- sh -c 'kill -KILL $$'
+	[ -z "$stderr" ]
+	# the lifetime ends under a run (the watchdog or the run's own bound)
+	printf 'resource_allocation: {max_wall_clock_s: 3}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -137 --separate-stderr sbx-run "$ID" -- sleep 100
+	[ "$stderr" = "sbx-run: $ID: killed: lifetime of 3 s (max_wall_clock_s) ran out" ]
+	run -0 sbx-watchdog --once --all
+	run -125 sbx-run "$ID" -- true
+	[ "$output" = "sbx-run: $ID: sandbox is terminated: lifetime of 3 s (max_wall_clock_s) ran out; destroy it with sbx-gc $ID" ]
+}
+
+@test "a run on a paused sandbox says how to resume it" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-pause "$ID"
+	run -125 sbx-run "$ID" -- true
+	[ "$output" = "sbx-run: $ID: sandbox is paused; resume it with sbx-pause -r $ID" ]
+	run -0 sbx-pause -r "$ID"
+	run -0 sbx-run "$ID" -- true
 }
 
 @test "one-shot -m: provision, run, trace, destroy" {

@@ -5,26 +5,44 @@ load helpers
 
 REPO="$BATS_TEST_DIRNAME/.."
 
-# Print each ``` block of the EXAMPLES section of a scdoc page, NUL-separated.
-examples() {
-	awk '/^# EXAMPLES/ { on = 1; next } /^# / { on = 0 }
-	     on && /^```/ { if (inblock) { printf "%c", 0; inblock = 0 } else inblock = 1; next }
-	     on && inblock { print }' "$1"
+# Print each example of a rendered man page, as man shows it to a reader: the
+# indented blocks of its EXAMPLES section, without their indentation, NUL-separated.
+rendered_examples() {
+	MANWIDTH=120 MAN_KEEP_FORMATTING='' man -l "$1" 2>/dev/null | awk '
+		function flush() { if (block != "") printf "%s%c", block, 0; block = "" }
+		/^[^ ]/ { flush(); on = ($0 == "EXAMPLES"); next }
+		!on { next }
+		/^           / { sub(/^           /, ""); block = block $0 "\n"; next }
+		/^ *$/ { if (block != "") block = block "\n"; next }
+		{ flush() }
+		END { flush() }'
 }
 
-@test "every man page's EXAMPLES run as written" {
-	local page block n=0
-	cd "$REPO"
-	for page in man/*.scd; do
+@test "every man page's EXAMPLES, as man renders them, run when pasted anywhere" {
+	local page block n pages=0
+	command -v man >/dev/null || skip "man is not installed (contrib/install-deps.sh installs man-db)"
+	# an empty directory: an example that needs the source tree fails here
+	mkdir "$WORK/paste"
+	cd "$WORK/paste"
+	for page in "$REPO"/build/man/*; do
+		pages=$((pages + 1))
+		n=0
 		while IFS= read -r -d '' block; do
 			n=$((n + 1))
+			if LC_ALL=C grep -q '[^ -~	]' <<<"$block"; then
+				echo "$page: an example has characters that are not plain ASCII:"
+				echo "$block"
+				false
+			fi
 			run bash -euo pipefail -c "$block"
-			[ "$status" -eq 0 ] || { echo "$page example failed:"; echo "$block"; echo "$output"; false; }
-		done < <(examples "$page")
+			[ "$status" -eq 0 ] || { echo "$page example $n failed ($status):"; echo "$block"; echo "$output"; false; }
+		done < <(rendered_examples "$page")
+		[ "$n" -ge 1 ] || { echo "$page has no examples"; false; }
 	done
-	[ "$n" -ge 10 ]
+	[ "$pages" -eq "$(find "$REPO/man" -name '*.scd' | wc -l)" ]
 	# the examples cleaned up after themselves
 	[ -z "$(sbx-ls -q)" ]
+	[ -z "$(find "$WORK/paste" -mindepth 1)" ]
 }
 
 @test "every program has a man page, and every page builds" {
@@ -107,6 +125,9 @@ print(statistics.mean(r[1] for r in rows))'
 	[ -f "$WORK/dest/opt/sbx/share/bash-completion/completions/sbx" ]
 	[ -f "$WORK/dest/opt/sbx/share/zsh/site-functions/_sbx" ]
 	[ -f "$WORK/dest/opt/sbx/share/fish/vendor_completions.d/sbx.fish" ]
+	[ -f "$WORK/dest/opt/sbx/share/sbx/manifests/minimal.yaml" ]
+	PATH="$WORK/dest/opt/sbx/bin:$PATH" run -0 sbx-provision -n "$WORK/dest/opt/sbx/share/sbx/manifests/minimal.yaml"
 	run -0 make -s -C "$REPO" uninstall DESTDIR="$WORK/dest" PREFIX=/opt/sbx
 	[ ! -e "$WORK/dest/opt/sbx/bin/sbx-run" ]
+	[ ! -e "$WORK/dest/opt/sbx/share/sbx" ]
 }

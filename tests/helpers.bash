@@ -55,6 +55,27 @@ yaml_value() {
 	sed -n "s/^ *$1: \"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" "${2:-/dev/stdin}" | head -n 1
 }
 
+# yaml_docs: the number of documents in the YAML stream on stdin, read by a real
+# YAML parser (Debian's python3-yaml; a document that is not a mapping fails).
+yaml_docs() {
+	/usr/bin/python3 -c '
+import sys, yaml
+docs = list(yaml.safe_load_all(sys.stdin))
+assert all(isinstance(d, dict) for d in docs), docs
+print(len(docs))'
+}
+
+# json_lines: the number of lines on stdin, each of which must be one JSON object.
+json_lines() {
+	/usr/bin/python3 -c '
+import json, sys
+n = 0
+for line in sys.stdin:
+    assert isinstance(json.loads(line), dict), line
+    n += 1
+print(n)'
+}
+
 # A value from the sandbox's state document: state ID KEY (top level or runtime_state).
 state() {
 	sbx-inspect "$1" | yaml_value "$2"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz the ID reader (a bare ID, or a document's sandbox_id). Property: what it
- * accepts is a valid ID, so it is safe to become a path. */
+/* Fuzz the reader of IDs on stdin (IDs one a line, or documents' sandbox_id or
+ * snapshot_id). Property: what it accepts is valid IDs, so they are safe to become paths. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,16 +9,17 @@
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	char *text = malloc(size + 1), out[SBX_ID_MAX + 1];
+	struct sbx_ids ids;
 	struct sbx_err e;
+	size_t i;
 
-	if (text == NULL)
+	if (sbx_ids_parse("stdin", (const char *)data, size, SBX_KEYS("sandbox_id", "snapshot_id"),
+	    0, &ids, &e) == -1)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
-	if (sbx_id_from_text(text, "sandbox_id", out, sizeof out, &e) == 0 &&
-	    (!sbx_id_valid(out) || strchr(out, '/') != NULL || strstr(out, "..") == out))
-		abort();
-	free(text);
+	for (i = 0; i < ids.n; i++)
+		if (!sbx_id_valid(ids.v[i]) || strchr(ids.v[i], '/') != NULL ||
+		    strstr(ids.v[i], "..") == ids.v[i])
+			abort();
+	sbx_ids_free(&ids);
 	return 0;
 }
