@@ -54,11 +54,21 @@ env_count(const char *name, long long def, long long min)
 	return n;
 }
 
+/* The operator's policy's, where it sets them (sbx_layer_set_policy). */
+static long long policy_max_mb = SBX_LAYER_MAX_MB_DEFAULT, policy_ratio = SBX_LAYER_RATIO_DEFAULT;
+
+void
+sbx_layer_set_policy(long long max_mb, long long ratio)
+{
+	policy_max_mb = max_mb > 0 ? max_mb : SBX_LAYER_MAX_MB_DEFAULT;
+	policy_ratio = ratio >= 0 ? ratio : SBX_LAYER_RATIO_DEFAULT;
+}
+
 void
 sbx_layer_limits(struct sbx_layer_limits *l)
 {
-	l->max_bytes = env_count("SBX_LAYER_MAX_MB", SBX_LAYER_MAX_MB_DEFAULT, 1) << 20;
-	l->ratio = env_count("SBX_LAYER_MAX_RATIO", SBX_LAYER_RATIO_DEFAULT, 0);
+	l->max_bytes = env_count("SBX_LAYER_MAX_MB", policy_max_mb, 1) << 20;
+	l->ratio = env_count("SBX_LAYER_MAX_RATIO", policy_ratio, 0);
 	l->floor = env_count("SBX_LAYER_RATIO_FLOOR_MB", SBX_LAYER_FLOOR_MB_DEFAULT, 0) << 20;
 }
 

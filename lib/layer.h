@@ -98,6 +98,9 @@ struct sbx_layer_limits {
 	long long max_bytes, ratio, floor;
 };
 void sbx_layer_limits(struct sbx_layer_limits *l);
+/* The operator's policy's max_bytes (MiB) and ratio (sbx-policy(5) limits:
+ * layer_mb, layer_ratio; <= 0 and < 0: the defaults); the environment wins. */
+void sbx_layer_set_policy(long long max_mb, long long ratio);
 /* The most an archive of archive bytes may write to disk under l. */
 long long sbx_layer_write_max(const struct sbx_layer_limits *l, long long archive);
 

@@ -831,7 +831,12 @@ relay_start(struct sbx_relay_cfg *c, pid_t init, struct sbx_err *e)
 			if (i == 5)
 				close(fd);
 		}
-		prctl(PR_SET_NAME, "sbx-relay", 0, 0, 0);
+		{
+			char title[SBX_ID_MAX + 16];
+
+			snprintf(title, sizeof title, "sbx-relay %s", c->sandbox_id);
+			sbx_proc_title(title);
+		}
 		sbx_relay_main(c);
 	}
 	close(c->init_pidfd);

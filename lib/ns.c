@@ -5,6 +5,7 @@
  * an overlay root. A run joins those namespaces, drops every privilege, and
  * execs the command in a cgroup of its own.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -1133,7 +1134,9 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 	snprintf(ce.e.msg, sizeof ce.e.msg, "%s: %s", x->argv[0], strerror(errno));
 	ce.e.code = errno == ENOENT ? SBX_EX_NOTFOUND : SBX_EX_NOEXEC;
 fail:
-	if (ce.e.code == 0)
+	/* Whatever failed in setting up (caps, IDs, Landlock...), it is sbx's
+	 * failure: 125, never a status the command could have meant. */
+	if (ce.stage == 0)
 		ce.e.code = SBX_EX_RUNFAIL;
 	sbx_write_all(errfd, &ce, sizeof ce);
 	_exit(ce.e.code);
@@ -1299,6 +1302,14 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	sbx_trace_init(&res->trace);
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		cgfds[i] = -1;
+	if (m->rt.rootless && x->user != NULL) {
+		unsigned uid, gid;
+
+		if (sbx_user_parse(x->user, &uid, &gid) == 0 && (uid != 0 || gid != 0))
+			return sbx_err_set(e, SBX_EX_RUNFAIL, "--user %s: a rootless sandbox maps "
+			    "one ID, yours (host uid %lld, gid %lld), as 0:0 inside; there is no "
+			    "user %u in it", x->user, m->rt.uid_base, m->rt.gid_base, uid);
+	}
 	if ((initfd = open_init(m, e)) == -1)
 		return -1;
 	if ((have_cg = cgroup_of(m, &h, &sbcg, e)) == -1) {
@@ -1595,6 +1606,39 @@ out:
 	return r;
 }
 
+/*
+ * Does the sandbox run nothing but its init? No other process of the host
+ * is in its PID namespace (a run's command is the child of sbx-run, outside
+ * it, not of init). Without a cgroup to ask, /proc is.
+ */
+static int
+only_init(const struct sbx_manifest *m)
+{
+	char p[96], mine[64], theirs[64];
+	struct dirent *de;
+	ssize_t n;
+	DIR *d;
+	int alone = 1;
+
+	if (!ns_alive(m))
+		return 1;
+	snprintf(p, sizeof p, "/proc/%lld/ns/pid", m->rt.pid);
+	if ((n = readlink(p, mine, sizeof mine - 1)) <= 0 || (d = opendir("/proc")) == NULL)
+		return 0;
+	mine[n] = '\0';
+	while (alone && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || atoll(de->d_name) == m->rt.pid)
+			continue;
+		snprintf(p, sizeof p, "/proc/%s/ns/pid", de->d_name);
+		if ((n = readlink(p, theirs, sizeof theirs - 1)) > 0) {
+			theirs[n] = '\0';
+			alone = strcmp(mine, theirs) != 0;
+		}
+	}
+	closedir(d);
+	return alone;
+}
+
 static int
 ns_freeze(const struct sbx_manifest *m, int frozen, struct sbx_err *e)
 {
@@ -1605,8 +1649,14 @@ ns_freeze(const struct sbx_manifest *m, int frozen, struct sbx_err *e)
 	case -1:
 		return -1;
 	case 0:
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "pausing needs the sandbox's cgroup, and "
-		    "this sandbox has none (rootless, no delegated cgroup)");
+		/* Without a cgroup (rootless, none delegated) nothing can be frozen;
+		 * a sandbox running nothing but init has nothing to freeze. The
+		 * caller holds its lock, so no run starts meanwhile. */
+		if (only_init(m))
+			return 0;
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "freezing needs the sandbox's cgroup, "
+		    "and this sandbox has none (rootless, no delegated cgroup) while processes "
+		    "run in it");
 	}
 	return sbx_cgroup_freeze(&cg, frozen, e);
 }

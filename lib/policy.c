@@ -19,6 +19,7 @@
 #include <linux/openat2.h>
 
 #include "doc.h"
+#include "layer.h"
 #include "policy.h"
 #include "util.h"
 
@@ -55,10 +56,11 @@ enum { ALLOW_UNCONFINED, ALLOW_SECCOMP_OFF = ALLOW_UNCONFINED, ALLOW_LANDLOCK_OF
 static const char *const allow_keys[] = { "seccomp_unconfined", "landlock_off",
 	"new_privileges", NULL };
 
-enum { R_CPU, R_MEMORY, R_DISK, R_PIDS, R_WALL, R_TMPFS, R_N };
+enum { R_CPU, R_MEMORY, R_DISK, R_PIDS, R_WALL, R_TMPFS, R_LAYER, R_RATIO, R_N };
 static const char *const res_keys[] = { "cpu_cores", "memory_mb", "disk_mb", "pids",
-	"max_wall_clock_s", "tmpfs_mb", NULL };
-static const double res_max[] = { 1024, 1 << 24, 1 << 24, 4194304, 31536000, 1 << 20 };
+	"max_wall_clock_s", "tmpfs_mb", "layer_mb", "layer_ratio", NULL };
+static const double res_max[] = { 1024, 1 << 24, 1 << 24, 4194304, 31536000, 1 << 20,
+	1 << 30, 1 << 20 };
 
 struct pmount {
 	char *path;
@@ -306,10 +308,10 @@ get_res(struct pctx *c, const struct sbx_node *n, const char *where, int limits,
 
 		for (k = 0; res_keys[k] && strcmp(res_keys[k], key) != 0; k++)
 			;
-		if (res_keys[k] == NULL || (!limits && k == R_TMPFS))
+		if (res_keys[k] == NULL || (!limits && k >= R_TMPFS))
 			return perr(c, n->kids[i], "%s: unknown key '%.80s' (known: cpu_cores, "
 			    "memory_mb, disk_mb, pids, max_wall_clock_s%s)", where, key,
-			    limits ? ", tmpfs_mb" : "");
+			    limits ? ", tmpfs_mb, layer_mb, layer_ratio" : "");
 		slot = limits ? &p->lim[k] : &p->def[k];
 		(limits ? p->l_lim : p->l_def)[k] = n->kids[i]->line;
 		/* null: no limit, or no default (the wall clock always has one). */
@@ -483,6 +485,9 @@ sbx_policy_get(const struct sbx_store *s, struct sbx_err *e)
 		return NULL;
 	}
 	snprintf(cached_for, sizeof cached_for, "%s", path);
+	/* What a snapshot layer read from outside may expand to (layer.h). */
+	sbx_layer_set_policy(isnan(cached->lim[R_LAYER]) ? 0 : (long long)cached->lim[R_LAYER],
+	    isnan(cached->lim[R_RATIO]) ? -1 : (long long)cached->lim[R_RATIO]);
 	return cached;
 }
 
@@ -733,7 +738,7 @@ check_limits(const struct sbx_policy *p, const struct sbx_store *s,
 	have[R_WALL] = r->max_wall_clock_s != SBX_UNSET_INT ? (double)r->max_wall_clock_s : NAN;
 	for (k = 0; k < R_N; k++) {
 		/* A read-only root has no layer for disk_mb to bound. */
-		if (isnan(p->lim[k]) || k == R_TMPFS || (k == R_DISK && m->read_only_root))
+		if (isnan(p->lim[k]) || k >= R_TMPFS || (k == R_DISK && m->read_only_root))
 			continue;
 		snprintf(rule, sizeof rule, "limits: %s %.10g", res_keys[k], p->lim[k]);
 		/* A key with a limit must be set (no default filled it): unlimited is more. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "policy.h"
 #include "remote.h"
 #include "s3.h"
 #include "util.h"
@@ -235,7 +236,8 @@ sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
 	size_t i;
 	int lock, r = -1, have;
 
-	if (sbx_s3_open(&c, url, e) == -1)
+	/* The operator's policy bounds what the store's layers may expand to. */
+	if (sbx_policy_get(s, e) == NULL || sbx_s3_open(&c, url, e) == -1)
 		return -1;
 	if (fetch_meta(&c, id, &sn, e) == -1) {
 		sbx_s3_close(&c);

@@ -14,6 +14,7 @@
 #include "driver.h"
 #include "remote.h"
 #include "sandbox.h"
+#include "policy.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -77,6 +78,14 @@ is_hex64(const char *s)
 		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
 			return 0;
 	return s[SBX_DIGEST_HEX] == '\0';
+}
+
+/* The operator's policy bounds what a layer read from outside may expand to
+ * (its limits: layer_mb, layer_ratio); reading it sets them for this process. */
+static int
+layer_policy(const struct sbx_store *s, struct sbx_err *e)
+{
+	return sbx_policy_get(s, e) == NULL ? -1 : 0;
 }
 
 int
@@ -867,6 +876,9 @@ sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e
 	size_t i;
 	int fd, r = 0;
 
+	if (layer_policy(s, e) == -1)
+		return -1;
+
 	if (sbx_snapshot_load(s, id, &sn, e) == -1)
 		return -1;
 	/* What mounting needs besides intact layers: a chain overlayfs can stack
@@ -1158,6 +1170,9 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 	size_t len = 0, i;
 	int lock, r = -1, ar, have_it;
 
+	if (layer_policy(s, e) == -1)
+		return -1;
+
 	memset(&sn, 0, sizeof sn);
 	sbx_manifest_init(&sn.manifest);
 	if (sbx_archive_load(e) == -1 || (lock = sbx_snap_lock(s, 0, e)) == -1)
@@ -1323,6 +1338,9 @@ sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, siz
 	struct sbx_snapshot sn;
 	char d[1200];
 	size_t i;
+
+	if (layer_policy(s, e) == -1)
+		return -1;
 
 	*dirs = NULL;
 	*n = 0;

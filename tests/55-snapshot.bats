@@ -418,8 +418,15 @@ print(open(os.open("deep", os.O_RDONLY, dir_fd=fd)).read(), end="")'
 	[ -z "$(ls -A "$SBX_ROOT/cache")" ]
 	[ -z "$(ls -A "$SBX_ROOT/sandboxes")" ]
 	run -1 sbx-snap verify snap-bomb
-	# the operator may allow it
+	# the operator may allow it: in the policy (limits: layer_ratio), which
+	# also bounds the whole (layer_mb), or for one command in the environment
 	rm "$SBX_ROOT/snapshots/snap-bomb.yaml"
+	printf 'limits: {layer_ratio: 1048576, layer_mb: 64}\n' | policy
+	run -65 sbx-snap import "$WORK/bomb/export.tar"
+	printf 'limits: {layer_ratio: 1048576}\n' | policy
+	run -0 sbx-snap import "$WORK/bomb/export.tar"
+	run -0 sbx-snap remove "$output"
+	rm "$SBX_ROOT/policy.yaml"
 	SBX_LAYER_MAX_RATIO=0 run -0 sbx-snap import "$WORK/bomb/export.tar"
 	# a sandbox's own zero-filled files (written, not sparse) fork, read back,
 	# and cost no disk in the layer cache
