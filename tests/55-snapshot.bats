@@ -245,7 +245,6 @@ fork: {max_fork_factor: 2}'
 	s2=$output
 	run -0 sbx-snap export -f "$WORK/s2.tar" "$s2"
 	other=$(mktemp -d /tmp/sbx-test.XXXXXX)
-	chmod 711 "$other"
 	SBX_ROOT=$other run -0 sbx-snap import "$WORK/s2.tar"
 	[ "$output" = "$s2" ]
 	SBX_ROOT=$other run -0 sbx-snap import - < "$WORK/s2.tar"
@@ -311,7 +310,6 @@ digests() {
 	# what leaves this store names it once, and imports elsewhere
 	run -0 sbx-snap export -f "$WORK/out.tar" snap-twice
 	other=$(mktemp -d /tmp/sbx-test.XXXXXX)
-	chmod 711 "$other"
 	SBX_ROOT=$other run -0 sbx-snap import "$WORK/out.tar"
 	SBX_ROOT=$other run -0 sbx-snap verify snap-twice
 	rm -rf "$other"

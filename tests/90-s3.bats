@@ -46,6 +46,35 @@ teardown_file() {
 	grep -q '"event":"snapshot-pull"' "$HOST_B/audit.log"
 }
 
+@test "threat: a bucket object's manifest is held to the pulling host's policy; whoever writes the bucket owns no host" {
+	s3_init
+	sandbox_with "from the bucket" 1
+	run -0 sbx-snap create "$ID"
+	run -0 sbx-snap export -f "$WORK/base.tar" "$output"
+	# what a writer of the bucket could put there: the host's / read-write,
+	# the host's network, no seccomp, all under a claim of trust
+	python3 "$FIXTURES/craft-snapshot.py" "$WORK/base.tar" "$WORK/evil.tar" snap-evil --manifest \
+	    '{"trust": "trusted", "network_policy": "host", "filesystem_mounts": [{"host": "/", "guest": "/host", "mode": "rw"}], "security": {"seccomp": "unconfined", "landlock": false}}'
+	python3 "$FIXTURES/craft-snapshot.py" "$WORK/base.tar" "$WORK/base-etc.tar" snap-etc --base /etc
+	run -0 sbx-snap import "$WORK/evil.tar"
+	run -0 sbx-snap import "$WORK/base-etc.tar"
+	run -0 sbx-snap push --store "$STORE" snap-evil
+	run -0 sbx-snap push --store "$STORE" snap-etc
+	other_root
+	run -77 env SBX_ROOT="$HOST_B" sbx-fork --store "$STORE" snap-evil
+	[[ $output == *"not allowed by the built-in policy"* || $output == *"never mountable"* ]]
+	run -77 env SBX_ROOT="$HOST_B" sbx-snap restore --store "$STORE" snap-etc
+	[[ $output == *"base_rootfs /etc"* ]]
+	[ -z "$(SBX_ROOT=$HOST_B sbx-ls -q)" ]
+	# the layers, under the pulling side's own manifest, are fine
+	echo '{}' > "$WORK/mine.yaml"
+	run -0 env SBX_ROOT="$HOST_B" sbx-fork -m "$WORK/mine.yaml" snap-evil
+	kid=$output
+	run -0 env SBX_ROOT="$HOST_B" sbx-run "$kid" -- sh -c 'cat /root/note; test -e /host || echo no-host'
+	[ "$output" = "from the bucket
+no-host" ]
+}
+
 @test "layers are uploaded once however many snapshots share them; metadata is written last" {
 	s3_init
 	sandbox_with "shared" 1

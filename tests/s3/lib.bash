@@ -64,7 +64,6 @@ sandbox_with() {
 # A second "host": another state root on this machine.
 other_root() {
 	HOST_B=$(mktemp -d /tmp/sbx-test.XXXXXX)
-	chmod 711 "$HOST_B"
 }
 
 s3_teardown() {
