@@ -698,6 +698,38 @@ kept_filter(const struct sbx_store *s, const struct sbx_manifest *m,
 static int ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m,
     struct sbx_err *e);
 
+/* Give init its go, with what only the host's root can make: the ID-mapped
+ * layers, skeleton and mount sources. */
+static int
+go_init(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_lowers *lw,
+    pid_t pid, int go, struct sbx_err *e)
+{
+	int fds[GO_FDS], srcs[SBX_MAX_MOUNTS], k, r = -1;
+	size_t n = 0, i;
+
+	memset(fds, -1, sizeof fds);
+	if (!m->rt.rootless && (lw->n > 0 || lw->skel != NULL)) {
+		if ((k = idmapped_layers(pid, lw, fds, e)) == -1)
+			return -1;
+		n = (size_t)k;
+	}
+	if (!m->rt.rootless) {
+		if (idmapped_sources(s, m, srcs, e) == -1)
+			goto out;
+		for (i = 0; i < m->n_mounts; i++)
+			if (srcs[i] != -1)
+				fds[n++] = srcs[i];
+	}
+	if (send_go(go, fds, n) == -1)
+		sbx_err_sys(e, SBX_EX_OSERR, "start init");
+	else
+		r = 0;
+out:
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	return r;
+}
+
 /*
  * The memory limit's OOM killer takes the runs' processes, never init, whose
  * end would be the sandbox's: every run volunteers (oom_score_adj 1000, in
@@ -723,17 +755,15 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	struct init_msg msg;
 	struct sbx_lowers lw;
 	char spec[4096];
-	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0, fds[GO_FDS];
-	int srcs[SBX_MAX_MOUNTS];
+	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0;
 	int cgfds[SBX_CG_NCTRL];
-	size_t nfds = 0, i;
+	size_t i;
 	pid_t pid = -1;
 	ssize_t n;
 
 	m->has_rt = 1;
 	m->rt.rootless = s->rootless;
 	memset(&lw, 0, sizeof lw);
-	memset(fds, -1, sizeof fds);
 	memset(cgfds, -1, sizeof cgfds);
 	if (sbx_net_prepare(m, e) == -1 || pick_ids(s, m, e) == -1 ||
 	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, &lw, e) == -1) {
@@ -818,27 +848,8 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	if (sbx_net_create(s, m, pid, e) == -1)
 		goto fail;
 	sbx_crash_point("create-network");
-	if (!m->rt.rootless && (lw.n > 0 || lw.skel != NULL)) {
-		int k = idmapped_layers(pid, &lw, fds, e);
-
-		if (k == -1)
-			goto fail;
-		nfds = (size_t)k;
-	}
-	if (!m->rt.rootless) {
-		if (idmapped_sources(s, m, srcs, e) == -1)
-			goto fail;
-		for (i = 0; i < m->n_mounts; i++)
-			if (srcs[i] != -1)
-				fds[nfds++] = srcs[i];
-	}
-	if (send_go(go[1], fds, nfds) == -1) {
-		sbx_err_sys(e, SBX_EX_OSERR, "start init");
+	if (go_init(s, m, &lw, pid, go[1], e) == -1)
 		goto fail;
-	}
-	for (i = 0; i < nfds; i++)
-		close(fds[i]);
-	nfds = 0;
 	n = read(st[0], &msg, sizeof msg);
 	if (n != (ssize_t)sizeof msg || !msg.ok) {
 		if (n == (ssize_t)sizeof msg)
@@ -853,8 +864,6 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	sbx_lowers_free(&lw);
 	return 0;
 fail:
-	for (i = 0; i < nfds; i++)
-		close(fds[i]);
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		if (cgfds[i] != -1)
 			close(cgfds[i]);
@@ -1274,15 +1283,91 @@ run_filter(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 	return r;
 }
 
+/* The exit status sbx-run passes on (SPEC §8), and why the run ended. */
+static int
+run_status(const struct sbx_manifest *m, int errfd, int status, int expired, int timed_out,
+    int wall_clock, struct sbx_exec_result *res, struct sbx_err *e)
+{
+	struct child_err ce;
+	int r = 0;
+
+	if (read(errfd, &ce, sizeof ce) == (ssize_t)sizeof ce) {
+		/* sbx (125) or the exec (126/127) failed: the command never ran. */
+		*e = ce.e;
+		res->status = ce.e.code;
+		res->trace.exit_code = ce.e.code;
+		r = -1;
+	} else if (WIFEXITED(status)) {
+		res->status = WEXITSTATUS(status);
+		res->trace.exit_code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		res->status = 128 + WTERMSIG(status);
+		res->trace.signal = WTERMSIG(status);
+	}
+	/* Init ends the sandbox at its deadline too (init_loop): a run it took
+	 * with it ran out of the lifetime as well. */
+	if (!expired && wall_clock && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
+	    deadline_of(m) > 0 && sbx_realtime() >= deadline_of(m))
+		expired = 1;
+	if (expired) {
+		res->status = 128 + SIGKILL;
+		res->trace.kill_reason = strdup("wall-clock");
+	} else if (timed_out) {
+		res->status = SBX_EX_TIMEOUT;
+		res->trace.timed_out = 1;
+		res->trace.kill_reason = strdup("timeout");
+	}
+	return r;
+}
+
+/*
+ * What the run used, from its cgroup (runcg, killed first: a run ends with
+ * its command), or without one from its rusage. killed: the run's end has a
+ * reason already (an OOM kill then does not replace it).
+ */
+static void
+run_figures(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_cgroup *runcg,
+    const struct sbx_cgroup *sbcg, long long oom_before, const struct rusage *ru, int killed,
+    struct sbx_trace *t)
+{
+	struct sbx_cg_stats stats;
+	char layer[1200];
+	double used;
+
+	if (sbx_store_path(s, m->sandbox_id, "layer", layer, sizeof layer, NULL) == 0 &&
+	    (used = sbx_quota_used_mb(layer)) >= 0)
+		t->disk_used_mb = used;
+	if (runcg == NULL) {
+		t->cpu_seconds_used = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
+		    (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+		t->peak_memory_mb = (double)ru->ru_maxrss / 1024;
+		return;
+	}
+	sbx_cgroup_kill(runcg, NULL);
+	if (sbx_cgroup_stats(runcg, &stats, NULL) == -1)
+		return;
+	t->cpu_seconds_used = stats.cpu_s;
+	t->peak_memory_mb = (double)stats.peak_memory_bytes / (1 << 20);
+	t->disk_written_mb = (double)stats.io_write_bytes / (1 << 20);
+	t->pids_limit_hits = stats.pids_max_events;
+	/* On v1 an OOM under the sandbox's limit is counted where the limit is:
+	 * compare the sandbox's counter too. */
+	if (stats.oom_kills > 0 || (t->signal == SIGKILL && sbx_cgroup_oom_kills(sbcg) > oom_before)) {
+		t->oom_killed = 1;
+		if (!killed) {
+			free(t->kill_reason);
+			t->kill_reason = strdup("memory");
+		}
+	}
+}
+
 static int
 ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e)
 {
 	struct sbx_cg_host h;
 	struct sbx_cgroup sbcg, runcg;
-	struct sbx_cg_stats stats;
 	long long oom_before = 0;
-	struct child_err ce;
 	struct sigaction sa = { 0 }, old_int, old_term, old_hup, old_winch;
 	struct rusage ru = { 0 };
 	int initfd, cgfds[SBX_CG_NCTRL], errp[2] = { -1, -1 }, sp[2] = { -1, -1 };
@@ -1297,7 +1382,6 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	char name[64], stamp[32];
 	double t0, deadline = 0, term_at = 0;
 	pid_t pid;
-	ssize_t n;
 
 	sbx_trace_init(&res->trace);
 	for (i = 0; i < SBX_CG_NCTRL; i++)
@@ -1506,68 +1590,9 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		;
 	res->trace.elapsed_s = sbx_monotonic() - t0;
 	sbx_pty_restore();
-	n = read(errp[0], &ce, sizeof ce);
-	if (n == (ssize_t)sizeof ce) {
-		/* sbx (125) or the exec (126/127) failed: the command never ran. */
-		*e = ce.e;
-		res->status = ce.e.code;
-		res->trace.exit_code = ce.e.code;
-		r = -1;
-	} else {
-		r = 0;
-		if (WIFEXITED(status)) {
-			res->status = WEXITSTATUS(status);
-			res->trace.exit_code = WEXITSTATUS(status);
-		} else if (WIFSIGNALED(status)) {
-			res->status = 128 + WTERMSIG(status);
-			res->trace.signal = WTERMSIG(status);
-		}
-	}
-	/* Init ends the sandbox at its deadline too (init_loop): a run it took
-	 * with it ran out of the lifetime as well. */
-	if (!expired && wall_clock && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
-	    deadline_of(m) > 0 && sbx_realtime() >= deadline_of(m))
-		expired = 1;
-	if (expired) {
-		res->status = 128 + SIGKILL;
-		res->trace.kill_reason = strdup("wall-clock");
-	} else if (timed_out) {
-		res->status = SBX_EX_TIMEOUT;
-		res->trace.timed_out = 1;
-		res->trace.kill_reason = strdup("timeout");
-	}
-	{
-		char layer[1200];
-		double used;
-
-		if (sbx_store_path(s, m->sandbox_id, "layer", layer, sizeof layer, NULL) == 0 &&
-		    (used = sbx_quota_used_mb(layer)) >= 0)
-			res->trace.disk_used_mb = used;
-	}
-	/* A run ends with its command: what it left running goes too. */
-	if (have_cg) {
-		sbx_cgroup_kill(&runcg, NULL);
-		if (sbx_cgroup_stats(&runcg, &stats, NULL) == 0) {
-			res->trace.cpu_seconds_used = stats.cpu_s;
-			res->trace.peak_memory_mb = (double)stats.peak_memory_bytes / (1 << 20);
-			res->trace.disk_written_mb = (double)stats.io_write_bytes / (1 << 20);
-			res->trace.pids_limit_hits = stats.pids_max_events;
-			/* On v1 an OOM under the sandbox's limit is counted where the limit
-			 * is: compare the sandbox's counter too. */
-			if (stats.oom_kills > 0 || (res->trace.signal == SIGKILL &&
-			    sbx_cgroup_oom_kills(&sbcg) > oom_before)) {
-				res->trace.oom_killed = 1;
-				if (!timed_out && !expired) {
-					free(res->trace.kill_reason);
-					res->trace.kill_reason = strdup("memory");
-				}
-			}
-		}
-	} else {
-		res->trace.cpu_seconds_used = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-		    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-		res->trace.peak_memory_mb = (double)ru.ru_maxrss / 1024;
-	}
+	r = run_status(m, errp[0], status, expired, timed_out, wall_clock, res, e);
+	run_figures(s, m, have_cg ? &runcg : NULL, &sbcg, oom_before, &ru,
+	    timed_out || res->trace.kill_reason != NULL, &res->trace);
 	if (have_net) {
 		struct sbx_relay_counts after;
 
