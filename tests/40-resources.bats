@@ -76,6 +76,21 @@ while time.time() - t < 3: pass'
 	absent "$SBX_ROOT" <(echo "$output")
 }
 
+@test "disk_mb: what was asked is usable: df inside shows it, 64 MiB of data fit, 72 MiB do not" {
+	printf 'read_only_root: false\nresource_allocation: {disk_mb: 64, pids: 32}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	run -0 sbx-run "$ID" -- df -B1 --output=size,avail /
+	read -r size avail <<<"${lines[1]}"
+	echo "size=$size avail=$avail"
+	[ "$avail" -ge $((64 << 20)) ]
+	[ "$size" -le $((72 << 20)) ]
+	run -0 sbx-run "$ID" -- dd if=/dev/zero of=/root/fill bs=1M count=64 conv=fsync
+	run -0 sbx-run "$ID" -- rm /root/fill
+	run -1 sbx-run "$ID" -- dd if=/dev/zero of=/root/fill bs=1M count=72 conv=fsync
+	[[ $output == *"No space left on device"* ]]
+}
+
 @test "the trace's CPU and memory figures match what the program did (within 20%)" {
 	printf 'resource_allocation: {memory_mb: 1024, pids: 32}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"
