@@ -123,13 +123,21 @@ main(int argc, char *argv[])
 	if (sbx_store_open(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (verify) {
-		size_t lines;
+		struct sbx_audit_report a;
 
 		if (argc > 0)
 			usage(SBX_EX_USAGE);
-		if (sbx_audit_verify(&store, &lines, &e) == -1)
+		if (sbx_audit_verify(&store, &a, &e) == -1)
 			sbx_die(&e, "audit log");
-		fprintf(stderr, "sbx-gc: audit log: %zu lines, chain intact\n", lines);
+		fprintf(stderr, "sbx-gc: audit log: %zu lines, chain intact, head at line %lld",
+		    a.lines, a.head);
+		if (a.keyed > 0 && a.key)
+			fprintf(stderr, "; %zu keyed lines, their macs verified\n", a.keyed);
+		else if (a.keyed > 0)
+			fprintf(stderr, "; %zu keyed lines, their macs NOT verified: no key "
+			    "(SBX_AUDIT_KEY)\n", a.keyed);
+		else
+			fprintf(stderr, "; no line is keyed\n");
 		return 0;
 	}
 	if (url != NULL) {

@@ -45,7 +45,7 @@ complete -c sbx-ls -s o -l output -x -a 'yaml json' -d 'output format'
 complete -c sbx-ls -f
 
 complete -c sbx-gc -s n -l dry-run -d 'show, remove nothing'
-complete -c sbx-gc -l verify-audit -d 'check the audit hash chain'
+complete -c sbx-gc -l verify-audit -d 'check the audit log (chain, head, macs)'
 complete -c sbx-gc -l keep-last -x -d 'snapshots kept per lineage'
 complete -c sbx-gc -l store -x -d 'apply retention to this S3 store'
 complete -c sbx-gc -l grace -x -d 'with --store, spare layers younger than this'

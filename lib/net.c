@@ -523,8 +523,16 @@ rules_add(const struct link *k, const struct sbx_egress *p, uint32_t pool, int p
 		goto out;
 	}
 	if (k->v6) {
-		/* Neighbour discovery on the link itself, then what IPv4 gets. */
+		/*
+		 * The sandbox kernel's multicast listener reports (sent from ::
+		 * when an address is added, and again within a second) are
+		 * dropped unlogged: they are not the sandbox's egress, and
+		 * counted they would land in whichever run was under way. Then
+		 * neighbour discovery on the link itself, then what IPv4 gets.
+		 */
 		snprintf(v6rules, sizeof v6rules,
+		    "  icmpv6 type { mld-listener-report, mld-listener-done, mld2-listener-report } "
+		    "ip6 daddr ff02::/16 ip6 hoplimit 1 drop\n"
 		    "  ip6 saddr != %s log group %u drop\n"
 		    "  icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 "
 		    "accept\n", sb6, group);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Disk quotas on a sandbox's writable layer (disk_mb): the layer directory is
- * the mount point of an ext4 filesystem of that size, kept in a sparse image
+ * the mount point of an ext4 filesystem with that much free, kept in a sparse image
  * file on a loop device that detaches itself when the last mount goes. Writes
  * past it fail with ENOSPC inside the sandbox; deleting frees space again.
  * Needs root (loop devices, mounting ext4).
@@ -13,7 +13,8 @@
 
 #include "error.h"
 
-/* Make image (sparse, mb MiB, ext4 owned by uid:gid) and mount it on dir. */
+/* Make image (sparse; ext4 owned by uid:gid with at least mb MiB free, its
+ * metadata on top) and mount it on dir. */
 int sbx_quota_create(const char *image, const char *dir, long long mb, uid_t uid, gid_t gid,
     struct sbx_err *e);
 /* Unmount dir if something is mounted there (lazily: the sandbox's own copy of

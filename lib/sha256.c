@@ -207,3 +207,34 @@ sbx_sha256_hex(const void *buf, size_t len, char out[65])
 	sbx_sha256_final(&c, d);
 	sbx_hex(d, sizeof d, out);
 }
+
+void
+sbx_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
+    unsigned char out[32])
+{
+	unsigned char k[64] = { 0 }, pad[64], inner[32];
+	struct sbx_sha256 c;
+	int i;
+
+	if (keylen > sizeof k) {
+		sbx_sha256_init(&c);
+		sbx_sha256_update(&c, key, keylen);
+		sbx_sha256_final(&c, k);
+	} else if (keylen > 0) {
+		memcpy(k, key, keylen);
+	}
+	for (i = 0; i < 64; i++)
+		pad[i] = k[i] ^ 0x36;
+	sbx_sha256_init(&c);
+	sbx_sha256_update(&c, pad, sizeof pad);
+	sbx_sha256_update(&c, msg, len);
+	sbx_sha256_final(&c, inner);
+	for (i = 0; i < 64; i++)
+		pad[i] = k[i] ^ 0x5c;
+	sbx_sha256_init(&c);
+	sbx_sha256_update(&c, pad, sizeof pad);
+	sbx_sha256_update(&c, inner, sizeof inner);
+	sbx_sha256_final(&c, out);
+	explicit_bzero(k, sizeof k);
+	explicit_bzero(pad, sizeof pad);
+}

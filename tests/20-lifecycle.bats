@@ -192,6 +192,130 @@ load helpers
 	run -1 sbx-gc --verify-audit
 }
 
+@test "the audit head record: a deleted last line, a rewritten last line or a missing head is detected" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- true
+	run -0 sbx-gc --verify-audit
+	[[ $output == *"3 lines, chain intact, head at line 3"* ]]
+	cp "$SBX_ROOT/audit.log" "$WORK/log"
+	cp "$SBX_ROOT/audit.head" "$WORK/head"
+	# the last line deleted: the chain is intact, the head is not
+	sed -i '$d' "$SBX_ROOT/audit.log"
+	run -1 sbx-gc --verify-audit
+	[[ $output == *"audit.head: names line 3, but the log has 2: the log was truncated"* ]]
+	# the last line changed, its hash recomputed: the head names another line
+	cp "$WORK/log" "$SBX_ROOT/audit.log"
+	python3 "$FIXTURES/audit-rewrite.py" "$SBX_ROOT" 3 line
+	run -1 sbx-gc --verify-audit
+	[[ $output == *"audit.head: head mismatch: line 3"* ]]
+	# no head at all
+	cp "$WORK/log" "$SBX_ROOT/audit.log"
+	rm "$SBX_ROOT/audit.head"
+	run -1 sbx-gc --verify-audit
+	[[ $output == *"audit.head: missing"* ]]
+	echo garbage > "$SBX_ROOT/audit.head"
+	run -1 sbx-gc --verify-audit
+	[[ $output == *"audit.head: not a head record"* ]]
+	# a head behind the log (a crash lost its last update) is no damage
+	cp "$WORK/head" "$SBX_ROOT/audit.head"
+	run -0 sbx-run "$ID" -- true
+	run -0 sbx-gc --verify-audit
+	cp "$WORK/head" "$SBX_ROOT/audit.head"
+	run -0 sbx-gc --verify-audit
+	[[ $output == *"5 lines, chain intact, head at line 3"* ]]
+}
+
+@test "a keyed audit log: every line and the head carry a mac; rewrites without the key are caught" {
+	head -c 32 /dev/urandom > "$WORK/audit.key"
+	chmod 600 "$WORK/audit.key"
+	export SBX_AUDIT_KEY="$WORK/audit.key"
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- true
+	[ "$(grep -c '"hash":"[0-9a-f]\{64\}","mac":"[0-9a-f]\{64\}"}$' "$SBX_ROOT/audit.log")" -eq 3 ]
+	grep -q ' mac=[0-9a-f]\{64\}$' "$SBX_ROOT/audit.head"
+	run -0 sbx-gc --verify-audit
+	[[ $output == *"3 keyed lines, their macs verified"* ]]
+	# without the key the chain is checked and the macs are said to be unchecked
+	SBX_AUDIT_KEY="" run -0 sbx-gc --verify-audit
+	[[ $output == *"3 keyed lines, their macs NOT verified: no key"* ]]
+	cp "$SBX_ROOT/audit.log" "$WORK/log"
+	cp "$SBX_ROOT/audit.head" "$WORK/head"
+	# line 2 changed, every hash after it and the head recomputed: its mac is wrong
+	python3 "$FIXTURES/audit-rewrite.py" "$SBX_ROOT" 2 chain
+	SBX_AUDIT_KEY="" run -0 sbx-gc --verify-audit
+	run -1 sbx-gc --verify-audit
+	[[ $output == *"audit.log:2: mac mismatch"* ]]
+	# the whole log and its head rewritten without macs: caught with the key
+	cp "$WORK/log" "$SBX_ROOT/audit.log"
+	cp "$WORK/head" "$SBX_ROOT/audit.head"
+	python3 "$FIXTURES/audit-rewrite.py" "$SBX_ROOT" 2 unkeyed
+	run -1 sbx-gc --verify-audit
+	[[ $output == *"audit.log:3: the last line carries no mac though a key is set"* ]]
+	# unkeyed lines after keyed ones
+	cp "$WORK/log" "$SBX_ROOT/audit.log"
+	cp "$WORK/head" "$SBX_ROOT/audit.head"
+	SBX_AUDIT_KEY="" run -0 sbx-run "$ID" -- true
+	run -1 sbx-gc --verify-audit
+	[[ $output == *"audit.log:4: no mac after keyed lines"* ]]
+	# another key
+	cp "$WORK/log" "$SBX_ROOT/audit.log"
+	cp "$WORK/head" "$SBX_ROOT/audit.head"
+	head -c 32 /dev/urandom > "$WORK/other.key"
+	chmod 600 "$WORK/other.key"
+	SBX_AUDIT_KEY="$WORK/other.key" run -1 sbx-gc --verify-audit
+	[[ $output == *"audit.log:1: mac mismatch"* ]]
+}
+
+@test "an audit key inside the state root, open to others, missing or short is refused before anything is made" {
+	head -c 32 /dev/urandom > "$SBX_ROOT/audit.key"
+	chmod 600 "$SBX_ROOT/audit.key"
+	SBX_AUDIT_KEY="$SBX_ROOT/audit.key" run -77 sbx-provision "$MANIFESTS/minimal.yaml"
+	[[ $output == *"inside the state root"* ]]
+	ln -s "$SBX_ROOT/audit.key" "$WORK/link.key"
+	SBX_AUDIT_KEY="$WORK/link.key" run -77 sbx-provision "$MANIFESTS/minimal.yaml"
+	[[ $output == *"inside the state root"* ]]
+	head -c 32 /dev/urandom > "$WORK/audit.key"
+	chmod 640 "$WORK/audit.key"
+	SBX_AUDIT_KEY="$WORK/audit.key" run -77 sbx-provision "$MANIFESTS/minimal.yaml"
+	[[ $output == *"mode 640"* ]]
+	SBX_AUDIT_KEY="$WORK/none.key" run -66 sbx-provision "$MANIFESTS/minimal.yaml"
+	head -c 16 /dev/urandom > "$WORK/short.key"
+	chmod 600 "$WORK/short.key"
+	SBX_AUDIT_KEY="$WORK/short.key" run -65 sbx-provision "$MANIFESTS/minimal.yaml"
+	[[ $output == *"16 bytes"* ]]
+	SBX_AUDIT_KEY="$WORK/short.key" run -65 sbx-gc --verify-audit
+	run -0 sbx-ls -q
+	[ -z "$output" ]
+	[ ! -e "$SBX_ROOT/audit.log" ]
+}
+
+@test "SBX_AUDIT_SYSLOG: every audit line also goes to the syslog socket, as syslog(3) sends it" {
+	python3 "$FIXTURES/syslog-sink.py" "$WORK/log.sock" "$WORK/received" &
+	TEST_PIDS+=($!)
+	for _ in $(seq 50); do
+		[ -s "$WORK/received" ] && break
+		sleep 0.1
+	done
+	export SBX_AUDIT_SYSLOG="$WORK/log.sock"
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- true
+	run -0 sbx-gc "$ID"
+	for _ in $(seq 50); do
+		[ "$(grep -c sbx-audit "$WORK/received")" -ge 4 ] && break
+		sleep 0.1
+	done
+	cat "$WORK/received"
+	# <authpriv.info>Mmm dd hh:mm:ss sbx-audit[PID]: the line, in the log's order
+	run -0 grep -c '^<86>[A-Z][a-z][a-z] [ 1-3][0-9] [0-9:]\{8\} sbx-audit\[[0-9]*\]: {"seq":' \
+	    "$WORK/received"
+	[ "$output" -eq 4 ]
+	diff <(sed -n 's/^<[0-9]*>[^]]*\]: //p' "$WORK/received") "$SBX_ROOT/audit.log"
+	# a socket nobody reads: the log is still written
+	SBX_AUDIT_SYSLOG="$WORK/nobody.sock" provision "$MANIFESTS/minimal.yaml"
+	[ "$(grep -c . "$SBX_ROOT/audit.log")" -eq 5 ]
+	SBX_AUDIT_SYSLOG="dev/log" run -64 sbx-ls
+}
+
 @test "the sbx front-end dispatches to sbx-VERB; an unknown verb gets the list and the nearest" {
 	run -0 sbx provision -n "$MANIFESTS/minimal.yaml"
 	run -0 sbx ls -q

@@ -170,6 +170,22 @@ probe() {
 	grep -q "destination=udp \[$R6\]:9999 count=1" "$SBX_ROOT/audit.log"
 }
 
+@test "allow-list: IPv6: the sandbox kernel's own listener reports are not refusals of a run" {
+	needs_net
+	[ -e /proc/sys/net/ipv6 ] || skip "this kernel has no IPv6"
+	remote_up R R6
+	provision "$(allow "[$R6]:8080")"
+	# The kernel reports its multicast groups when the address is added and
+	# again within a second (MLD): runs across that second refuse nothing.
+	local nth
+	for nth in 1 2 3 4 5 6; do
+		run -0 sbx-run --trace "$WORK/t$nth.yaml" "$ID" -- sleep 0.3
+		[ "$(yaml_value egress_denied "$WORK/t$nth.yaml")" = 0 ]
+	done
+	run -0 sbx-gc "$ID"
+	absent "ff02:" "$SBX_ROOT/audit.log" "$WORK"/t*.yaml
+}
+
 @test "allow-list: ranges never reach the host, other sandboxes, link-local or cloud metadata" {
 	needs_net
 	remote_up R

@@ -20,9 +20,9 @@ cleanup(void)
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
+	struct sbx_audit_report r;
 	struct sbx_err e;
 	char path[1100];
-	size_t lines;
 
 	if (s.root[0] == '\0') {
 		snprintf(s.root, sizeof s.root, "/tmp/sbx-fuzz-audit.%ld", (long)getpid());
@@ -32,7 +32,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	snprintf(path, sizeof path, "%s/audit.log", s.root);
 	if (sbx_write_atomic_nosync(path, data, size, 0600, &e) == -1)
 		return 0;
-	if (sbx_audit_verify(&s, &lines, &e) == -1 && e.code != SBX_EX_NO &&
+	if (sbx_audit_verify(&s, &r, &e) == -1 && e.code != SBX_EX_NO &&
 	    e.code != SBX_EX_DATAERR && e.code != SBX_EX_IOERR)
 		abort();
 	return 0;
