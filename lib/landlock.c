@@ -7,8 +7,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "landlock.h"
 
@@ -46,17 +48,29 @@ sbx_landlock_abi(void)
 	return v < 0 ? 0 : (int)v;
 }
 
+/* What Landlock grants on a file, as opposed to below a directory. */
+#define FS_FILE (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | \
+	LANDLOCK_ACCESS_FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV)
+
 static int
 add_rule(int rs, const char *path, uint64_t access, struct sbx_err *e)
 {
+	/* Inside the sandbox: a path its processes could have made a link on
+	 * the way gets no rule (no write), rather than the link's target. */
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	struct path_beneath pb = { .allowed_access = access };
+	struct stat st;
 	int r;
 
-	if ((pb.parent_fd = open(path, O_PATH | O_CLOEXEC)) == -1) {
-		if (errno == ENOENT)
+	if ((pb.parent_fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how)) == -1) {
+		if (errno == ENOENT || errno == ELOOP)
 			return 0;
 		return sbx_err_sys(e, SBX_EX_OSERR, "landlock: %s", path);
 	}
+	/* A file (a bind mount of one): only the rights a file has. */
+	if (fstat(pb.parent_fd, &st) == 0 && !S_ISDIR(st.st_mode))
+		pb.allowed_access &= FS_FILE;
 	r = (int)syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
 	close(pb.parent_fd);
 	if (r == -1)

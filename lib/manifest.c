@@ -72,6 +72,14 @@ check_abs_path(const char *s, char *why, size_t size)
 	return 0;
 }
 
+int
+sbx_path_normal(const char *s)
+{
+	char why[256];
+
+	return check_abs_path(s, why, sizeof why) == 0;
+}
+
 static int
 check_guest_path(const char *s, char *why, size_t size)
 {

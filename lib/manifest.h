@@ -145,6 +145,8 @@ void sbx_trace_init(struct sbx_trace *t);
 void sbx_trace_free(struct sbx_trace *t);
 /* Does a rootfs value name a snapshot (not "host", not a directory)? */
 int sbx_rootfs_is_snapshot(const char *rootfs);
+/* Is s an absolute, normalized path (no ".", "..", "//", trailing "/")? */
+int sbx_path_normal(const char *s);
 /* Parse "UID[:GID]". */
 int sbx_user_parse(const char *s, unsigned *uid, unsigned *gid);
 

@@ -135,9 +135,10 @@ ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock_network: the kernel's "
 		    "Landlock has no network rules (ABI 4, Linux 6.7)");
 	if (m->security.no_new_privileges == 0 && (strcmp(m->security.seccomp, "unconfined") ||
-	    m->security.landlock))
+	    m->security.landlock || m->security.landlock_network == 1))
 		return sbx_err_set(e, SBX_EX_DATAERR, "security.no_new_privileges: false needs "
-		    "seccomp: unconfined and landlock: false (both require no_new_privs)");
+		    "seccomp: unconfined, landlock: false and landlock_network: false (they all "
+		    "require no_new_privs)");
 	if (sbx_user_parse(m->user, &uid, &gid) == -1)
 		return sbx_err_set(e, SBX_EX_DATAERR, "user '%s' is not UID:GID", m->user);
 	if (s->rootless && (uid != 0 || gid != 0))
@@ -523,9 +524,10 @@ idmapped_source(const struct sbx_store *s, const struct sbx_manifest *m, size_t 
 	attr.userns_fd = (unsigned)uns;
 	if (strcmp(m->mounts[i].mode, "rw") != 0)
 		attr.attr_set |= MOUNT_ATTR_RDONLY;
-	if ((tree = open_tree(path, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-	    AT_RECURSIVE)) == -1 ||
-	    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == -1) {
+	/* The source alone, not what is mounted below it (a proc in a chroot
+	 * tree): the never-mountable check saw only the source. */
+	if ((tree = open_tree(path, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)) == -1 ||
+	    mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) == -1) {
 		sbx_err_sys(e, errno == EINVAL ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "%s: an "
 		    "ID-mapped mount%s", what, errno == EINVAL ? " (its filesystem cannot map IDs; "
 		    "set idmap: false)" : "");

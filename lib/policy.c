@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <math.h>
 #include <stdarg.h>
@@ -33,7 +34,8 @@
 static const long kernel_fs[] = { PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC,
 	CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC, SECURITYFS_MAGIC, BPF_FS_MAGIC,
 	DEVPTS_SUPER_MAGIC, EFIVARFS_MAGIC, PSTOREFS_MAGIC, BINFMTFS_MAGIC, 0x62656570 /* configfs */,
-	0x65735543 /* fusectl */, NSFS_MAGIC };
+	0x65735543 /* fusectl */, NSFS_MAGIC, SELINUX_MAGIC, SMACK_MAGIC, 0x19800202 /* mqueue */,
+	0x07655821 /* resctrl */, HUGETLBFS_MAGIC };
 
 /* Least trust first: a manifest may always claim less. */
 static const char *const trusts[] = { "sensitive", "untrusted", "semi-trusted", "trusted", NULL };
@@ -43,13 +45,6 @@ static const char *const trusts[] = { "sensitive", "untrusted", "semi-trusted", 
 static const char *const builtin_caps[] = { "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER",
 	"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
 	"CAP_NET_RAW", "CAP_SYS_CHROOT", "CAP_AUDIT_WRITE", NULL };
-
-/* With no policy file, a mount mapped to its owner (idmap) may not be these,
- * nor lie below the first group: the host's software and configuration. */
-static const char *const system_below[] = { "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32",
-	"/lib64", "/libx32", NULL };
-static const char *const system_at[] = { "/opt", "/var", "/var/lib", "/var/tmp", "/root",
-	"/home", "/srv", "/tmp", "/mnt", "/media", NULL };
 
 enum { ALLOW_UNCONFINED, ALLOW_SECCOMP_OFF = ALLOW_UNCONFINED, ALLOW_LANDLOCK_OFF,
 	ALLOW_NEW_PRIVS, ALLOW_N };
@@ -189,7 +184,7 @@ get_num(struct pctx *c, const struct sbx_node *n, const char *key, double max, i
 		return perr(c, n, "%s: expected a number", key);
 	errno = 0;
 	v = strtod(n->str, &end);
-	if (end == n->str || *end || errno || !isfinite(v) || v <= 0 || v > max ||
+	if (end == n->str || *end || errno || !isfinite(v) || v < (whole ? 1 : 0.01) || v > max ||
 	    (whole && v != floor(v)) || strspn(n->str, "0123456789.eE+") != strlen(n->str))
 		return perr(c, n, "%s: '%.40s' is not a number from %s to %.10g", key, n->str,
 		    whole ? "1" : "0.01", max);
@@ -493,11 +488,47 @@ sbx_policy_get(const struct sbx_store *s, struct sbx_err *e)
 
 /* Defaults */
 
+/* path is prefix or below it. */
+static int
+below(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (strcmp(prefix, "/") == 0)
+		return 1;
+	return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* May a rw mount of path be mapped to its owner without asking? Where the
+ * operator granted the path, or for a rootless caller (whose one ID writes as
+ * itself anyway). */
+static int
+may_map(const struct sbx_policy *p, const struct sbx_store *s, const char *path)
+{
+	size_t j;
+
+	if (s->rootless)
+		return 1;
+	for (j = 0; p->l_mounts && j < p->n_mounts; j++)
+		if (p->mounts[j].rw && below(path, p->mounts[j].path))
+			return 1;
+	return 0;
+}
+
 void
-sbx_policy_defaults(const struct sbx_policy *p, struct sbx_manifest *m, char *filled,
-    size_t size)
+sbx_policy_defaults(const struct sbx_policy *p, const struct sbx_store *s,
+    struct sbx_manifest *m, char *filled, size_t size)
 {
 	struct sbx_resources *r = &m->res;
+	size_t i;
+
+	/* A rw workspace is written as its owner where the policy allows that,
+	 * and as the sandbox's own host IDs elsewhere (as an explicit idmap:
+	 * false): the default never asks for more than the policy gives. */
+	for (i = 0; i < m->n_mounts; i++)
+		if (m->mounts[i].idmap == -1 && m->mounts[i].mode != NULL)
+			m->mounts[i].idmap = strcmp(m->mounts[i].mode, "rw") == 0 &&
+			    may_map(p, s, m->mounts[i].host);
 
 	if (size > 0)
 		filled[0] = '\0';
@@ -585,16 +616,6 @@ join(const struct sbx_strv *sv, char *buf, size_t size)
 		snprintf(buf, size, "none");
 }
 
-/* path is prefix or below it. */
-static int
-below(const char *path, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	if (strcmp(prefix, "/") == 0)
-		return 1;
-	return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
 
 static int
 under_any(const char *path, const struct sbx_strv *prefixes)
@@ -620,34 +641,35 @@ never_path(const struct sbx_store *s, const char *path, const char *what, struct
 	return r;
 }
 
-/* With no mounts list: a mount mapped to its owner must be the caller's own,
- * not writable by others, and none of the host's system directories. */
+/*
+ * With no mounts list. A mount mapped to its owner (idmap) lets the sandbox
+ * write as that owner, host root for a root caller: only a policy grants
+ * that. A rootless sandbox's root is its caller, so any rw mount writes as
+ * the caller: never the caller's home itself nor what lies below one of its
+ * dot-directories (keys, shell start-up files, configuration). The host's
+ * shared /tmp and /var/tmp (others' sockets and files) are never given.
+ */
 static int
-builtin_idmap_ok(const char *path, char *why, size_t size)
+builtin_mount_ok(const struct sbx_store *s, const struct sbx_mount *mt, char *why, size_t size)
 {
-	struct stat st;
-	int i;
+	const char *home = getenv("HOME");
+	size_t n;
 
-	for (i = 0; system_below[i]; i++)
-		if (below(path, system_below[i])) {
-			snprintf(why, size, "a mount mapped to its owner (idmap) of the host's %s",
-			    system_below[i]);
-			return 0;
-		}
-	for (i = 0; system_at[i]; i++)
-		if (strcmp(path, system_at[i]) == 0) {
-			snprintf(why, size, "a mount mapped to its owner (idmap) of the host's %s itself",
-			    path);
-			return 0;
-		}
-	if (stat(path, &st) == 0 && st.st_uid != geteuid()) {
-		snprintf(why, size, "a mount mapped to its owner (idmap) of a directory owned by "
-		    "host user %u, not by you", (unsigned)st.st_uid);
+	if (strcmp(mt->host, "/tmp") == 0 || strcmp(mt->host, "/var/tmp") == 0) {
+		snprintf(why, size, "the host's shared %s (other users' files and sockets)", mt->host);
 		return 0;
 	}
-	if (stat(path, &st) == 0 && (st.st_mode & S_IWOTH)) {
-		snprintf(why, size, "a mount mapped to its owner (idmap) of a directory others may "
-		    "write");
+	if (mt->idmap == 1 && !s->rootless) {
+		snprintf(why, size, "a mount mapped to its owner (idmap), whose files the sandbox "
+		    "would write as their host owner: the operator grants it with mounts: [{path: "
+		    "%.200s, mode: rw}], or the manifest says idmap: false", mt->host);
+		return 0;
+	}
+	if (s->rootless && strcmp(mt->mode, "rw") == 0 && home != NULL && home[0] == '/' &&
+	    (n = strlen(home)) > 1 && strncmp(mt->host, home, n) == 0 &&
+	    (mt->host[n] == '\0' || (mt->host[n] == '/' && mt->host[n + 1] == '.'))) {
+		snprintf(why, size, "your home directory, or what lies below one of its "
+		    "dot-directories, writable by the sandbox as you");
 		return 0;
 	}
 	return 1;
@@ -674,7 +696,7 @@ check_mounts(const struct sbx_policy *p, const struct sbx_store *s,
 			if (j == p->n_mounts)
 				return refuse(p, s, p->l_mounts, "mounts: the prefixes listed there", e,
 				    "%s (mode %s)", what, mt->mode);
-		} else if (mt->idmap == 1 && !builtin_idmap_ok(mt->host, why, sizeof why)) {
+		} else if (!builtin_mount_ok(s, mt, why, sizeof why)) {
 			return refuse(p, s, 0, why, e, "%s", what);
 		}
 	}
@@ -959,7 +981,8 @@ sbx_policy_never_fd(const struct sbx_store *s, int fd, const char *path, const c
 {
 	/* Trees nothing may come from; [0] is filled with the state root. */
 	const char *trees[] = { NULL, "/proc", "/sys", "/dev", "/run", "/boot" };
-	struct ident tree[SBX_ARRAY_LEN(trees)], up[64];
+	struct ident tree[SBX_ARRAY_LEN(trees)], up[64], top;
+	char real[PATH_MAX];
 	int own_fs[SBX_ARRAY_LEN(trees)];
 	struct statfs sf;
 	struct stat st, o;
@@ -973,8 +996,12 @@ sbx_policy_never_fd(const struct sbx_store *s, int fd, const char *path, const c
 		if ((long)sf.f_type == kernel_fs[i])
 			return sbx_err_set(e, SBX_EX_NOPERM, "%s: a kernel filesystem (proc, sysfs, "
 			    "cgroup...) is never mountable into a sandbox", what);
-	/* The state root and every directory that holds it, up to /. */
-	snprintf(p, sizeof p, "%s", s->root);
+	/* The state root and every directory that holds it, up to /, by its
+	 * real path (a symbolic link in SBX_ROOT hides none of them). */
+	if (realpath(s->root, real) == NULL || strlen(real) >= sizeof p)
+		snprintf(p, sizeof p, "%s", s->root);
+	else
+		snprintf(p, sizeof p, "%s", real);
 	while (nup < SBX_ARRAY_LEN(up) && ident_of(p, &up[nup]) == 0) {
 		nup++;
 		if (strcmp(p, "/") == 0)
@@ -988,6 +1015,8 @@ sbx_policy_never_fd(const struct sbx_store *s, int fd, const char *path, const c
 			return sbx_err_set(e, SBX_EX_NOPERM, "%s: %s, which is never mountable into "
 			    "a sandbox", what, i == 0 ? "the state root" : i + 1 == nup ?
 			    "the host's /" : "a directory holding the state root");
+	if (ident_of("/", &top) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "/");
 	trees[0] = s->root;
 	for (i = 0; i < SBX_ARRAY_LEN(trees); i++) {
 		struct stat t, parent;
@@ -1008,12 +1037,16 @@ sbx_policy_never_fd(const struct sbx_store *s, int fd, const char *path, const c
 			    "never mountable into a sandbox", what, i == 0 ? "the state root" :
 			    trees[i]);
 	}
-	/* Inside one of them: walk up from the object to /. */
+	/* Inside one of them: walk up from the object to /, all the way: a walk
+	 * that cannot reach / proves nothing, and is a refusal. */
 	cur = walk_start(fd, &st, path);
-	for (depth = 0; cur != -1 && depth < 256; depth++) {
-		if (fstat(cur, &o) == -1 || (nup > 0 && o.st_dev == up[nup - 1].dev &&
-		    o.st_ino == up[nup - 1].ino))
+	for (depth = 0; cur != -1 && depth < 4096; depth++) {
+		if (fstat(cur, &o) == -1)
 			break;
+		if (o.st_dev == top.dev && o.st_ino == top.ino) {
+			close(cur);
+			return 0;
+		}
 		for (i = 0; i < SBX_ARRAY_LEN(trees); i++)
 			if (tree[i].ino != 0 && o.st_dev == tree[i].dev && o.st_ino == tree[i].ino) {
 				close(cur);
@@ -1027,5 +1060,6 @@ sbx_policy_never_fd(const struct sbx_store *s, int fd, const char *path, const c
 	}
 	if (cur != -1)
 		close(cur);
-	return 0;
+	return sbx_err_set(e, SBX_EX_NOPERM, "%s: its place below / could not be followed "
+	    "(too deep, or not reachable), so it is not mounted", what);
 }

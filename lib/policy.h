@@ -31,10 +31,11 @@ int sbx_policy_parse(const char *name, const char *buf, size_t len, struct sbx_p
     struct sbx_err *e);
 void sbx_policy_free(struct sbx_policy *p);
 
-/* Fill the resource keys m leaves out with the policy's defaults; filled
- * gets the limits so set ("cpu_cores 1, memory_mb 512"), for messages. */
-void sbx_policy_defaults(const struct sbx_policy *p, struct sbx_manifest *m, char *filled,
-    size_t size);
+/* Fill the resource keys m leaves out with the policy's defaults, and the
+ * idmap of rw mounts (true where the policy allows it); filled gets the
+ * limits so set ("cpu_cores 1, memory_mb 512"), for messages. */
+void sbx_policy_defaults(const struct sbx_policy *p, const struct sbx_store *s,
+    struct sbx_manifest *m, char *filled, size_t size);
 /*
  * Hold m (defaults applied) to the policy: exit 77 naming the manifest key
  * and the policy line (or the built-in rule) it goes beyond. base is what the

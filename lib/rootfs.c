@@ -532,9 +532,10 @@ fdpath(char *buf, size_t size, int fd)
 	return snprintf(buf, size, "/proc/self/fd/%d", fd) >= (int)size ? -1 : 0;
 }
 
-enum { BIND_RO = 0, BIND_RW = 1, BIND_DEV = 2 };
+enum { BIND_RO = 0, BIND_RW = 1, BIND_DEV = 2, BIND_REC = 4 };
 
-/* Bind the tree at (srcfd, src) onto root/guest, read-only unless BIND_RW;
+/* Bind the tree at (srcfd, src) onto root/guest (with BIND_REC, the mounts
+ * below it too), read-only unless BIND_RW;
  * nosuid always, nodev unless BIND_DEV (the few device nodes of /dev). */
 static int
 bind_into(int rootfd, int srcfd, const char *src, const char *guest, int how, struct sbx_err *e)
@@ -546,12 +547,13 @@ bind_into(int rootfd, int srcfd, const char *src, const char *guest, int how, st
 
 	if (fstatat(srcfd, src, &st, AT_EMPTY_PATH) == -1)
 		return sbx_err_sys(e, 0, "mount source %s", *src ? src : guest);
-	if ((tree = open_tree(srcfd, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-	    AT_EMPTY_PATH)) == -1)
+	if ((tree = open_tree(srcfd, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+	    (how & BIND_REC ? AT_RECURSIVE : 0) | AT_EMPTY_PATH)) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "open_tree %s", *src ? src : guest);
 	if (!(how & BIND_RW))
 		attr.attr_set |= MOUNT_ATTR_RDONLY;
-	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == -1) {
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | (how & BIND_REC ? AT_RECURSIVE : 0), &attr,
+	    sizeof attr) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "mount_setattr %s", *src ? src : guest);
 		goto out;
 	}
@@ -624,6 +626,22 @@ open_sources(const struct sbx_store *s, const struct sbx_manifest *m, int *fds,
 	return 0;
 }
 
+/* A root directory, by the path the policy judged: no symbolic link in it. */
+static int
+open_base(const char *path, struct sbx_err *e)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+
+	if (fd == -1 && errno == ELOOP)
+		return sbx_err_set(e, SBX_EX_DATAERR, "rootfs %s: the path goes through a symbolic "
+		    "link; name the real path", path);
+	if (fd == -1)
+		return sbx_err_sys(e, 0, "rootfs %s", path);
+	return fd;
+}
+
 void
 sbx_rootfs_fds_close(struct sbx_rootfs_fds *f)
 {
@@ -687,7 +705,7 @@ sbx_rootfs_open(const struct sbx_store *s, const struct sbx_manifest *m,
 			goto fail;
 	if (lw->skel && !f->mapped && (f->skel = open_dir(lw->skel, e)) == -1)
 		goto fail;
-	if (strcmp(lw->base, "host") != 0 && ((f->base = open_dir(lw->base, e)) == -1 ||
+	if (strcmp(lw->base, "host") != 0 && ((f->base = open_base(lw->base, e)) == -1 ||
 	    sbx_policy_never_fd(s, f->base, lw->base, "rootfs", e) == -1))
 		goto fail;
 	if (sbx_store_path(s, m->sandbox_id, NULL, p, sizeof p, e) == -1 ||
@@ -969,7 +987,8 @@ sbx_rootfs_enter(const struct sbx_manifest *m, const struct sbx_lowers *lw,
 	if (strcmp(lw->base, "host") == 0) {
 		for (i = 0; host_dirs[i]; i++)
 			if (lstat(host_dirs[i], &st) == 0 && S_ISDIR(st.st_mode) &&
-			    bind_into(rootfd, AT_FDCWD, host_dirs[i], host_dirs[i], BIND_RO, e) == -1)
+			    bind_into(rootfd, AT_FDCWD, host_dirs[i], host_dirs[i], BIND_RO | BIND_REC,
+			    e) == -1)
 				goto fail;
 	}
 	if (mount_at(rootfd, "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, e) == -1) {
@@ -979,6 +998,8 @@ sbx_rootfs_enter(const struct sbx_manifest *m, const struct sbx_lowers *lw,
 	}
 	if (mask_proc(rootfd, e) == -1 || make_dev(rootfd, e) == -1)
 		goto fail;
+	/* A source alone, not what is mounted below it (a proc in a chroot tree):
+	 * the never-mountable check saw the source only. */
 	for (k = 0; k < m->n_mounts; k++)
 		if ((f->attach[k] ? attach_into(rootfd, f->src[k], m->mounts[k].guest, e) :
 		    bind_into(rootfd, f->src[k], "", m->mounts[k].guest,

@@ -130,7 +130,7 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 	 * only by a real provision. */
 	if ((pol = sbx_policy_get(s, e)) == NULL)
 		return -1;
-	sbx_policy_defaults(pol, m, defaulted, sizeof defaulted);
+	sbx_policy_defaults(pol, s, m, defaulted, sizeof defaulted);
 	if (sbx_manifest_defaults(m, e) == -1 || check_policy(pol, s, m, e) == -1)
 		return -1;
 	/* A seccomp policy file is read now, to say what is wrong with it before

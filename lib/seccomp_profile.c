@@ -473,12 +473,18 @@ emit(struct guard *g, struct sock_filter ins)
 #define JUMP(code, k, jt, jf) ((struct sock_filter)BPF_JUMP(code, k, jt, jf))
 #define RET_ERRNO(err) STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((err) & SECCOMP_RET_DATA))
 
-/* For call nr: refuse with err when argument arg (low word) equals one of vals. */
+/* For call name: refuse with err when argument arg (low word) equals one of
+ * vals. Calls are named, so this libseccomp's numbers are used whatever the
+ * C library's headers know; a call it does not know no profile allows. */
 static void
-refuse_values(struct guard *g, int nr, int arg, const unsigned *vals, size_t n, int err)
+refuse_values(struct guard *g, const char *name, int arg, const unsigned *vals, size_t n,
+    int err)
 {
+	int nr = seccomp_syscall_resolve_name(name);
 	size_t i;
 
+	if (nr == __NR_SCMP_ERROR)
+		return;
 	emit(g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
 	emit(g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, (unsigned char)(1 + 2 * n)));
 	emit(g, STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg)));
@@ -488,11 +494,15 @@ refuse_values(struct guard *g, int nr, int arg, const unsigned *vals, size_t n, 
 	}
 }
 
-/* For call nr: refuse with EPERM a mode argument with the set-user-ID or
+/* For call name: refuse with EPERM a mode argument with the set-user-ID or
  * set-group-ID bit, or (devices) one that makes a character or block device. */
 static void
-refuse_mode(struct guard *g, int nr, int arg, int devices)
+refuse_mode(struct guard *g, const char *name, int arg, int devices)
 {
+	int nr = seccomp_syscall_resolve_name(name);
+
+	if (nr == __NR_SCMP_ERROR)
+		return;
 	emit(g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
 	emit(g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, devices ? 7 : 3));
 	emit(g, STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg)));
@@ -504,6 +514,19 @@ refuse_mode(struct guard *g, int nr, int arg, int devices)
 		emit(g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, S_IFBLK, 0, 1));
 		emit(g, RET_ERRNO(EPERM));
 	}
+}
+
+/* For call name: refuse with err, whatever its arguments. */
+static void
+refuse_values_any(struct guard *g, const char *name, int err)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+
+	if (nr == __NR_SCMP_ERROR)
+		return;
+	emit(g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+	emit(g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1));
+	emit(g, RET_ERRNO(err));
 }
 
 int
@@ -523,32 +546,28 @@ sbx_seccomp_guard(const struct sbx_seccomp_prog *in, unsigned flags,
 	emit(&g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
 	skip = g.n;
 	emit(&g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, GUARD_ARCH, 0, 0));
-	refuse_values(&g, SYS_ioctl, 1, inject, SBX_ARRAY_LEN(inject), EPERM);
+	refuse_values(&g, "ioctl", 1, inject, SBX_ARRAY_LEN(inject), EPERM);
 	if (flags & SBX_GUARD_NO_CTTY)
-		refuse_values(&g, SYS_ioctl, 1, ctty, 1, EPERM);
+		refuse_values(&g, "ioctl", 1, ctty, 1, EPERM);
 	if (flags & SBX_GUARD_NO_VSOCK) {
-		refuse_values(&g, SYS_socket, 0, vsock, 1, EAFNOSUPPORT);
-		refuse_values(&g, SYS_socketpair, 0, vsock, 1, EAFNOSUPPORT);
+		refuse_values(&g, "socket", 0, vsock, 1, EAFNOSUPPORT);
+		refuse_values(&g, "socketpair", 0, vsock, 1, EAFNOSUPPORT);
 	}
 	if (flags & SBX_GUARD_NO_SETID) {
-#ifdef SYS_chmod
-		refuse_mode(&g, SYS_chmod, 1, 0);
-		refuse_mode(&g, SYS_creat, 1, 0);
-		refuse_mode(&g, SYS_open, 2, 0);
-		refuse_mode(&g, SYS_mknod, 1, 1);
-#endif
-		refuse_mode(&g, SYS_fchmod, 1, 0);
-		refuse_mode(&g, SYS_fchmodat, 2, 0);
-#ifdef SYS_fchmodat2
-		refuse_mode(&g, SYS_fchmodat2, 2, 0);
-#endif
-		refuse_mode(&g, SYS_openat, 3, 0);
-		refuse_mode(&g, SYS_mknodat, 2, 1);
+		/* Every call that sets a mode, by its mode argument; on architectures
+		 * without the old ones (chmod, open...) the name resolves to nothing. */
+		refuse_mode(&g, "chmod", 1, 0);
+		refuse_mode(&g, "creat", 1, 0);
+		refuse_mode(&g, "open", 2, 0);
+		refuse_mode(&g, "mknod", 1, 1);
+		refuse_mode(&g, "fchmod", 1, 0);
+		refuse_mode(&g, "fchmodat", 2, 0);
+		refuse_mode(&g, "fchmodat2", 2, 0);
+		refuse_mode(&g, "openat", 3, 0);
+		refuse_mode(&g, "mknodat", 2, 1);
 		/* openat2 keeps its mode in memory, out of a filter's reach; programs
 		 * fall back to openat on ENOSYS. */
-		emit(&g, STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
-		emit(&g, JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1));
-		emit(&g, RET_ERRNO(ENOSYS));
+		refuse_values_any(&g, "openat2", ENOSYS);
 	}
 	if (g.n > SBX_ARRAY_LEN(g.f) || g.n - skip - 1 > 255)
 		return sbx_err_set(e, SBX_EX_SOFTWARE, "seccomp guard too long");

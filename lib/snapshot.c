@@ -286,8 +286,9 @@ parse_doc(const char *name, const char *buf, size_t len, int lenient, struct sbx
 		sbx_err_prefix(e, "%s", name);
 		goto out;
 	}
-	if (strcmp(sn->base_rootfs, "host") != 0 && sn->base_rootfs[0] != '/') {
-		sbx_err_set(e, SBX_EX_DATAERR, "%s: base_rootfs must be host or a path", name);
+	if (strcmp(sn->base_rootfs, "host") != 0 && !sbx_path_normal(sn->base_rootfs)) {
+		sbx_err_set(e, SBX_EX_DATAERR, "%s: base_rootfs must be host or an absolute, "
+		    "normalized path (no '.', '..' or '//')", name);
 		goto out;
 	}
 	if ((ls = sbx_node_get(t, "layers")) == NULL || ls->type != SBX_SEQ || ls->n == 0 ||

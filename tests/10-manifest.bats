@@ -67,8 +67,15 @@ PY
 	done
 	run -77 sbx-provision --dry-run "$MANIFESTS/trusted-build.yaml"
 	[[ $output == *"trust: trusted: not allowed by the built-in policy (max_trust: untrusted)"* ]]
-	echo 'max_trust: trusted' | policy
-	run -0 sbx-provision --dry-run "$MANIFESTS/trusted-build.yaml"
+	# a workspace is its owner's only where the policy says so
+	run -0 sbx-provision --dry-run -o json "$MANIFESTS/python-analysis.yaml"
+	[[ $output == *'"host":"/srv/sbx/workspace","guest":"/workspace","mode":"rw","idmap":false'* ]]
+	printf 'max_trust: trusted\nmounts: [{path: /srv/sbx, mode: rw}, {path: /data, mode: rw}]\n' | policy
+	for f in "$MANIFESTS"/*; do
+		run -0 sbx-provision --dry-run "$f"
+	done
+	run -0 sbx-provision --dry-run -o json "$MANIFESTS/python-analysis.yaml"
+	[[ $output == *'"host":"/srv/sbx/workspace","guest":"/workspace","mode":"rw","idmap":true'* ]]
 }
 
 @test "defaults are least privilege" {

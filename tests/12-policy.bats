@@ -58,6 +58,14 @@ refused() {
 	printf 'rootfs: /proc\n' > "$WORK/m.yaml"
 	run -77 sbx-provision --dry-run "$WORK/m.yaml"      # ...but never /proc
 	[[ $output == *"rootfs /proc"*"never mountable"* ]]
+	# a place inside the state root too deep to walk up from is not taken for outside it
+	deep="$SBX_ROOT/sandboxes/deep"
+	mkdir -p "$deep"
+	(cd "$deep" && for _ in $(seq 300); do mkdir d && cd d || exit 1; done)
+	printf 'filesystem_mounts: [{host: %s, guest: /x, mode: ro, idmap: false}]\n' \
+		"$deep$(printf '/d%.0s' $(seq 300))" > "$WORK/m.yaml"
+	run -77 sbx-provision -n "$WORK/m.yaml"
+	rm -rf "$deep"
 	# another name for /proc (a bind mount of it) is still /proc
 	[ "$(id -u)" = 0 ] || skip "binding /proc elsewhere needs root"
 	mount --bind /proc "$WORK/p"
@@ -65,7 +73,41 @@ refused() {
 	run -77 sbx-provision "$WORK/m.yaml"
 	umount "$WORK/p"
 	[[ $output == *"kernel filesystem"* ]]
+	# and one mounted below a source (a proc in a chroot tree) stays behind
+	mkdir -p "$WORK/tree/proc"
+	mount -t proc proc "$WORK/tree/proc"
+	printf 'filesystem_mounts: [{host: %s, guest: /tree, mode: ro}]\n' "$WORK/tree" > "$WORK/m.yaml"
+	run sbx-run -m "$WORK/m.yaml" -- sh -c 'ls /tree/proc | wc -l'
+	umount "$WORK/tree/proc"
+	[ "$status" = 0 ] && [ "$output" = 0 ]
 	[ -z "$(sbx-ls -q)" ]
+}
+
+@test "the built-in policy gives no host owner's files to write: idmap as root, a rootless caller's keys, /tmp" {
+	# a root-only directory of secrets, as /root/.ssh is
+	mkdir -m 700 "$WORK/keys"
+	echo secret > "$WORK/keys/id"
+	chmod 600 "$WORK/keys/id"
+	printf 'filesystem_mounts: [{host: %s, guest: /k, mode: rw, idmap: true}]\n' "$WORK/keys" > "$WORK/m.yaml"
+	run -77 sbx-provision -n "$WORK/m.yaml"
+	[[ $output == *"mapped to its owner (idmap)"*"mounts: [{path: $WORK/keys, mode: rw}]"* ]]
+	printf 'filesystem_mounts: [{host: %s, guest: /k, mode: ro, idmap: true}]\n' "$WORK/keys" > "$WORK/m.yaml"
+	run -77 sbx-provision -n "$WORK/m.yaml"
+	# a rw mount left to the default is not mapped where the policy does not
+	# grant it: the sandbox's IDs are nobody there, nothing read, nothing written
+	printf 'filesystem_mounts: [{host: %s, guest: /k, mode: rw}]\n' "$WORK/keys" > "$WORK/m.yaml"
+	run -0 sbx-provision -n -o json "$WORK/m.yaml"
+	[[ $output == *'"mode":"rw","idmap":false'* ]]
+	provision "$WORK/m.yaml"
+	assert_confined "$ID"
+	run -1 sbx-run "$ID" -- cat /k/id
+	run -2 sbx-run "$ID" -- sh -c 'echo x >> /k/id'
+	[ "$(cat "$WORK/keys/id")" = secret ]
+	printf 'filesystem_mounts: [{host: /var/tmp, guest: /t, mode: ro}]\n' > "$WORK/m.yaml"
+	run -77 sbx-provision -n "$WORK/m.yaml"
+	[[ $output == *"the host's shared /var/tmp"* ]]
+	printf 'filesystem_mounts: [{host: /tmp, guest: /t, mode: ro}]\n' > "$WORK/m.yaml"
+	run -77 sbx-provision -n "$WORK/m.yaml"
 }
 
 @test "a policy file: mounts, limits, defaults and egress ranges, each refusal naming its line" {
@@ -203,6 +245,17 @@ export_hostile() {
 	export_hostile evil-base --base /etc
 	run -77 sbx-fork evil-base
 	[[ $output == *"the snapshot's base_rootfs /etc: not allowed by the built-in policy"* ]]
+	# nor through an allowed directory, by .. or a symbolic link
+	mkdir -p "$WORK/roots/r"
+	ln -s /etc "$WORK/roots/link"
+	printf 'rootfs: ["%s/roots"]\n' "$WORK" | policy
+	python3 "$FIXTURES/craft-snapshot.py" "$BASE_EXPORT" "$WORK/dots.tar" evil-dots --base "$WORK/roots/../../../etc"
+	run -65 sbx-snap import "$WORK/dots.tar"
+	[[ $output == *"base_rootfs must be host or an absolute, normalized path"* ]]
+	export_hostile evil-link --base "$WORK/roots/link"
+	run -65 sbx-fork evil-link
+	[[ $output == *"symbolic link"* ]]
+	rm "$SBX_ROOT/policy.yaml"
 	[ -z "$(sbx-ls -q)" ]
 	# the restoring side's own manifest instead: the layers, under its rules
 	echo 'resource_allocation: {memory_mb: 128}' > "$WORK/mine.yaml"

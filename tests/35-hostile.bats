@@ -114,7 +114,7 @@ except OSError as e:
 	run -0 sbx-run "$ID" -- sh -c 'rmdir /shared/sub && ln -s /etc /shared/sub'
 	[ -L "$WORK/shared/sub" ]
 	# ...that the operator then gives sandbox B: refused, nothing mounted
-	printf 'filesystem_mounts: [{host: %s/shared/sub, guest: /data, mode: rw}]\n' "$WORK" > "$WORK/b.yaml"
+	printf 'filesystem_mounts: [{host: %s/shared/sub, guest: /data, mode: rw, idmap: false}]\n' "$WORK" > "$WORK/b.yaml"
 	run -65 sbx-provision "$WORK/b.yaml"
 	[[ $output == *"symbolic link"* ]]
 	[ "$(sbx-ls -q | wc -l)" -eq 1 ]
@@ -127,7 +127,7 @@ except OSError as e:
 	# a rootfs must be reachable by the sandbox's unprivileged host IDs
 	chmod a+rx "$WORK"
 	chmod -R a+rX "$WORK/root"
-	printf 'rootfs: %s\nfilesystem_mounts: [{host: %s, guest: /workspace, mode: rw}]\n' "$WORK/root" "$WORK/data" > "$WORK/m.yaml"
+	printf 'rootfs: %s\nfilesystem_mounts: [{host: %s, guest: /workspace, mode: rw, idmap: false}]\n' "$WORK/root" "$WORK/data" > "$WORK/m.yaml"
 	printf 'rootfs: ["%s"]\n' "$WORK" | policy
 	run -71 sbx-provision "$WORK/m.yaml"
 	[[ $output == *"mount point /workspace (a symlink"* ]]

@@ -64,6 +64,7 @@ rendered_examples() {
 @test "manifests/python-analysis.yaml: a Python job in its workspace" {
 	mkdir -p "$WORK/workspace" && chmod 755 "$WORK" "$WORK/workspace"
 	sed "s#/srv/sbx/workspace#$WORK/workspace#" "$MANIFESTS/python-analysis.yaml" > "$WORK/py.yaml"
+	printf 'mounts: [{path: %s, mode: rw}]\n' "$WORK/workspace" | policy
 	provision "$WORK/py.yaml"
 	run -0 sbx-run "$ID" -- python3 -c '
 import csv, statistics

@@ -33,7 +33,7 @@ allowed(const char *ptext, const char *mtext, char *why, size_t size)
 	if (p == NULL)
 		return -1;
 	if (sbx_manifest_parse("m.yaml", mtext, strlen(mtext), &m, &e) == 0) {
-		sbx_policy_defaults(p, &m, filled, sizeof filled);
+		sbx_policy_defaults(p, &store, &m, filled, sizeof filled);
 		if (sbx_manifest_defaults(&m, &e) == 0) {
 			r = sbx_policy_check(p, &store, &m, m.rootfs, &e) == 0 ? 1 :
 			    e.code == SBX_EX_NOPERM ? 0 : -1;
@@ -96,7 +96,7 @@ main(void)
 	/* The built-in defaults: the seed's least privilege. */
 	p = policy("{}");
 	sbx_manifest_parse("m.yaml", "read_only_root: false\n", 22, &m, &e);
-	sbx_policy_defaults(p, &m, filled, sizeof filled);
+	sbx_policy_defaults(p, &store, &m, filled, sizeof filled);
 	ok(m.res.cpu_cores == 1 && m.res.memory_mb == 512 && m.res.pids == 1024 &&
 	    m.res.max_wall_clock_s == 300 && m.res.disk_mb == 1024,
 	    "policy: the built-in defaults are 1 CPU, 512 MiB, 1024 pids, 300 s, 1 GiB of disk");
@@ -104,14 +104,14 @@ main(void)
 	    "policy: the defaults it filled are named");
 	sbx_manifest_free(&m);
 	sbx_manifest_parse("m.yaml", "resource_allocation: {memory_mb: 64}\n", 37, &m, &e);
-	sbx_policy_defaults(p, &m, filled, sizeof filled);
+	sbx_policy_defaults(p, &store, &m, filled, sizeof filled);
 	ok(m.res.memory_mb == 64 && m.res.disk_mb == SBX_UNSET_INT,
 	    "policy: a manifest's own limit stays; a read-only root gets no disk quota");
 	sbx_manifest_free(&m);
 	sbx_policy_free(p);
 	p = policy("defaults: {memory_mb: null, pids: null}\n");
 	sbx_manifest_parse("m.yaml", "{}", 2, &m, &e);
-	sbx_policy_defaults(p, &m, filled, sizeof filled);
+	sbx_policy_defaults(p, &store, &m, filled, sizeof filled);
 	ok(m.res.memory_mb == SBX_UNSET_INT && m.res.pids == SBX_UNSET_INT && m.res.cpu_cores == 1,
 	    "policy: null means no default");
 	sbx_manifest_free(&m);
