@@ -14,6 +14,15 @@
 #include "error.h"
 #include "id.h"
 
+/* The state root, made if need be, and its audit log: a bad audit setting (a
+ * key that cannot be read) stops the tool here, before it acts, rather than
+ * leaving its events unlogged. */
+static inline int
+sbx_cmd_store(struct sbx_store *s, struct sbx_err *e)
+{
+	return sbx_store_open(s, e) == -1 ? -1 : sbx_audit_open(s, e);
+}
+
 static inline void __attribute__((noreturn))
 sbx_die(const struct sbx_err *e, const char *context)
 {

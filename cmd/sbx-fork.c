@@ -75,7 +75,7 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (sbx_store_open(&store, &e) == -1)
+	if (sbx_cmd_store(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (winner != NULL) {
 		if (argc > 0 || prefix != NULL || url != NULL || manifest != NULL)

@@ -120,7 +120,7 @@ main(int argc, char *argv[])
 		errx(SBX_EX_USAGE, "--grace applies to --store");
 	if (verify && url != NULL)
 		usage(SBX_EX_USAGE);
-	if (sbx_store_open(&store, &e) == -1)
+	if (sbx_cmd_store(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (verify) {
 		struct sbx_audit_report a;
@@ -147,8 +147,8 @@ main(int argc, char *argv[])
 			usage(SBX_EX_USAGE);
 		if (!sbx_remote_is_s3(url))
 			errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", url);
-		if (sbx_remote_retain(&store, url, keep_last, max_age, grace, dry, report, &dry,
-		    &e) == -1)
+		if (sbx_remote_retain(&store, sbx_sandbox_users, url, keep_last, max_age, grace, dry,
+		    report, &dry, &e) == -1)
 			sbx_die(&e, NULL);
 		return sbx_flush_stdout();
 	}
@@ -157,7 +157,8 @@ main(int argc, char *argv[])
 			sbx_die(&e, "sweep");
 		/* Without --keep-last or --max-age every snapshot stays; what no
 		 * snapshot names (layers, cache, temporary files) still goes. */
-		if (sbx_snapshot_retain(&store, keep_last, max_age, dry, report, &dry, &e) == -1)
+		if (sbx_snapshot_retain(&store, sbx_sandbox_users, keep_last, max_age, dry, report,
+		    &dry, &e) == -1)
 			sbx_die(&e, "snapshot retention");
 		return sbx_flush_stdout();
 	}

@@ -42,7 +42,7 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 	sbx_id_operand(argc, argv, id, sizeof id, usage);
-	if (sbx_store_open(&store, &e) == -1)
+	if (sbx_cmd_store(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (sbx_sandbox_view(&store, id, &m, &e) == -1)
 		sbx_die(&e, id);

@@ -95,7 +95,7 @@ main(int argc, char *argv[])
 		fmt = SBX_FMT_YAML;
 	if (quiet)
 		fmt = SBX_FMT_ID;
-	if (sbx_store_open(&store, &e) == -1)
+	if (sbx_cmd_store(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (snaps) {
 		list_snapshots(&store, fmt, table);

@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "policy.h"
+#include "provision.h"
 #include "sandbox.h"
 
 static void __attribute__((noreturn))
@@ -65,9 +66,9 @@ main(int argc, char *argv[])
 		usage(SBX_EX_USAGE);
 	if (sbx_manifest_load(file, &m, &e) == -1)
 		sbx_die(&e, NULL);
-	if ((dry ? sbx_store_locate : sbx_store_open)(&store, &e) == -1)
+	if ((dry ? sbx_store_locate(&store, &e) : sbx_cmd_store(&store, &e)) == -1)
 		sbx_die(&e, "state root");
-	if (sbx_sandbox_provision(&store, &m, (dry ? SBX_PROV_DRY_RUN : 0) |
+	if (sbx_provision(&store, &m, (dry ? SBX_PROV_DRY_RUN : 0) |
 	    (no_wd ? SBX_PROV_NO_WATCHDOG : 0), &existed, &e) == -1)
 		sbx_die(&e, strcmp(file, "-") ? file : "<stdin>");
 	if (strcmp(m.network_policy, "host") == 0)

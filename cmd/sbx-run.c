@@ -6,8 +6,10 @@
 #include "common.h"
 #include "id.h"
 #include "policy.h"
+#include "provision.h"
 #include "sandbox.h"
 #include "util.h"
+#include "snap.h"
 #include "snapshot.h"
 
 /*
@@ -215,7 +217,7 @@ main(int argc, char *argv[])
 	}
 	/* From here on every failure of sbx itself is 125: the command's own
 	 * statuses (1-124, 126-255) must never be mistaken for ours. */
-	if (sbx_store_open(&store, &e) == -1)
+	if (sbx_cmd_store(&store, &e) == -1)
 		errx(SBX_EX_RUNFAIL, "state root: %s", e.msg);
 	if (manifest != NULL) {
 		if (sbx_manifest_load(manifest, &m, &e) == -1)
@@ -225,7 +227,7 @@ main(int argc, char *argv[])
 		/* A one-shot's lifetime is bounded by sbx-run itself: no watchdog needed,
 		 * and no state worth an fsync (it is gone when we are). */
 		sbx_set_durable(0);
-		if (sbx_sandbox_provision(&store, &m, SBX_PROV_ONE_SHOT, &existed, &e) == -1)
+		if (sbx_provision(&store, &m, SBX_PROV_ONE_SHOT, &existed, &e) == -1)
 			errx(SBX_EX_RUNFAIL, "%s: %s", manifest, e.msg);
 		snprintf(id, sizeof id, "%s", m.sandbox_id);
 		sbx_manifest_free(&m);
@@ -235,7 +237,7 @@ main(int argc, char *argv[])
 		struct sbx_snap_opts o = { NULL, "before-run" };
 		char snap[SBX_ID_MAX + 1];
 
-		if (sbx_snapshot_create(&store, id, &o, snap, &e) == -1)
+		if (sbx_snap_create(&store, id, &o, snap, &e) == -1)
 			errx(SBX_EX_RUNFAIL, "%s: --snapshot-before: %s", id, e.msg);
 		fprintf(stderr, "sbx-run: %s: snapshot %s\n", id, snap);
 	}

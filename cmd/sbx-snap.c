@@ -9,6 +9,8 @@
 #include "fork.h"
 #include "policy.h"
 #include "remote.h"
+#include "sandbox.h"
+#include "snap.h"
 #include "snapshot.h"
 
 static void __attribute__((noreturn))
@@ -134,14 +136,14 @@ main(int argc, char *argv[])
 		errx(SBX_EX_USAGE, "%s: --store URL is required", verb);
 	if (url && !sbx_remote_is_s3(url))
 		errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", url);
-	if (sbx_store_open(&store, &e) == -1)
+	if (sbx_cmd_store(&store, &e) == -1)
 		sbx_die(&e, "state root");
 
 	if (strcmp(verb, "create") == 0) {
 		struct sbx_snap_opts o = { want, "manual" };
 
 		operand(argc, argv, SBX_KEYS("sandbox_id"), id, sizeof id);
-		if (sbx_snapshot_create(&store, id, &o, out, &e) == -1)
+		if (sbx_snap_create(&store, id, &o, out, &e) == -1)
 			sbx_die(&e, id);
 		rc = show(&store, out, fmt, 0);
 	} else if (strcmp(verb, "list") == 0) {
@@ -197,7 +199,7 @@ main(int argc, char *argv[])
 			if (sbx_id_check(argv[i], &e) == -1 || (verify ?
 			    sbx_snapshot_verify(&store, argv[i], &e) : url ?
 			    sbx_remote_remove(url, argv[i], &e) :
-			    sbx_snapshot_remove(&store, argv[i], &e)) == -1) {
+			    sbx_snapshot_remove(&store, sbx_sandbox_users, argv[i], &e)) == -1) {
 				warnx("%s: %s", argv[i], e.msg);
 				if (rc == 0 || (rc == SBX_EX_NO && e.code != SBX_EX_NO))
 					rc = e.code;

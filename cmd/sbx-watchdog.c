@@ -56,7 +56,7 @@ main(int argc, char *argv[])
 	if (all == (argc == 1) || argc > 1)
 		usage(SBX_EX_USAGE);
 	o.id = all ? NULL : argv[0];
-	if (sbx_store_open(&store, &e) == -1)
+	if (sbx_cmd_store(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (sbx_watchdog(&store, &o, &e) == -1)
 		sbx_die(&e, o.id ? o.id : "--all");

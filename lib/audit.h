@@ -22,7 +22,8 @@
 
 /*
  * Read this process's audit settings (the key, the syslog socket) and check
- * them: sbx_store_open calls it, so a bad setting stops a tool before it acts.
+ * them: every tool calls it once the store is open (before it acts), so a bad
+ * setting stops it there.
  * Appends and verification read them on first use otherwise.
  */
 int sbx_audit_open(const struct sbx_store *s, struct sbx_err *e);

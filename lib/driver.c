@@ -4,6 +4,8 @@
 
 #include "driver.h"
 
+const struct sbx_driver *const sbx_drivers[] = { &sbx_driver_namespace, NULL };
+
 const struct sbx_driver *
 sbx_driver_for(const struct sbx_manifest *m, struct sbx_err *e)
 {
@@ -19,4 +21,10 @@ sbx_driver_for(const struct sbx_manifest *m, struct sbx_err *e)
 		sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level %s: this build has no %s "
 		    "driver yet; refusing to run with weaker isolation", level, level);
 	return NULL;
+}
+
+int
+sbx_driver_cannot(const struct sbx_driver *d, const char *what, struct sbx_err *e)
+{
+	return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level %s cannot %s", d->name, what);
 }

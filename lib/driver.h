@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One driver per isolation tier. The lifecycle code (sandbox.c) calls only
- * these; a tier's kernel or VM details stay in its driver. `namespace` is
- * built; `oci` and `microvm` report exit 69 until their drivers exist.
+ * One driver per isolation tier. The lifecycle (sandbox.c, snap.c, fork.c,
+ * gc.c, watchdog.c) calls only these; a tier's kernel or VM details stay in
+ * its driver. An operation a tier leaves NULL is one it cannot do: the
+ * lifecycle answers exit 69 naming it (sbx_driver_cannot), never a weaker
+ * substitute. `namespace` is built; `oci` and `microvm` report exit 69 until
+ * their drivers exist.
  */
 #ifndef SBX_DRIVER_H
 #define SBX_DRIVER_H
@@ -10,6 +13,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "layer.h"
 #include "manifest.h"
 #include "state.h"
 
@@ -35,6 +39,9 @@ struct sbx_exec_result {
 	struct sbx_trace trace;
 };
 
+/* Called for what a sweep removes (or would): kind, then its name. */
+typedef void (*sbx_driver_report)(void *ctx, const char *kind, const char *name);
+
 struct sbx_driver {
 	const char *name;
 	/* Can this host enforce everything m asks for? Exit 69 naming what it cannot. */
@@ -50,11 +57,45 @@ struct sbx_driver {
 	int (*freeze)(const struct sbx_manifest *m, int frozen, struct sbx_err *e);
 	/* Kill everything and remove the kernel objects; missing ones are fine. */
 	int (*destroy)(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+
+	/* Pack the sandbox's writable layer, frozen or stopped, to fd in the
+	 * layer format (layer.h), owners as the sandbox sees them: an overlay's
+	 * upper directory here, `runsc tar rootfs-upper` or a disk image's
+	 * files elsewhere. */
+	int (*capture)(const struct sbx_store *s, const struct sbx_manifest *m, int fd,
+	    const struct sbx_pack_opts *o, struct sbx_layer_info *li, struct sbx_err *e);
+	/* Write the memory and device state of the frozen sandbox into dir (an
+	 * empty directory of the caller's), to be restored later. */
+	int (*checkpoint)(const struct sbx_store *s, const struct sbx_manifest *m, const char *dir,
+	    struct sbx_err *e);
+	/* Create from a checkpoint (restore is a form of create: a new container
+	 * or VMM process loads dir); as create otherwise. */
+	int (*restore)(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
+	    struct sbx_err *e);
+	/* For the watchdog: a handle on the sandbox's memory use (-1: none now;
+	 * the caller closes it), and the bytes in use read through it (-1: unknown). */
+	int (*memory_open)(const struct sbx_store *s, const struct sbx_manifest *m);
+	long long (*memory_used)(int handle);
+	/* Resolve the allow-list's host names again and pin what changed (the
+	 * sandbox's /etc/hosts, the rules, the relay); *changed says whether
+	 * anything did and m->rt.egress_pins holds the new pins. */
+	int (*repin)(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
+	    struct sbx_err *e);
+	/* Remove what this tier left behind that no sandbox of s owns any more
+	 * (kernel objects, networks, shared trees). With busy set, a sandbox is
+	 * being made: leave what it may be about to use. */
+	void (*sweep)(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report report,
+	    void *ctx);
 };
 
 extern const struct sbx_driver sbx_driver_namespace;
 
+/* Every driver this build has, NULL-terminated. */
+extern const struct sbx_driver *const sbx_drivers[];
+
 /* The driver for m->isolation_level, or exit 69 for tiers this build lacks. */
 const struct sbx_driver *sbx_driver_for(const struct sbx_manifest *m, struct sbx_err *e);
+/* Exit 69: this tier cannot do what (an operation it leaves NULL). */
+int sbx_driver_cannot(const struct sbx_driver *d, const char *what, struct sbx_err *e);
 
 #endif

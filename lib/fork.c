@@ -7,7 +7,9 @@
 
 #include "audit.h"
 #include "fork.h"
+#include "provision.h"
 #include "sandbox.h"
+#include "snap.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -62,7 +64,7 @@ make_child(const struct sbx_store *s, const char *snap, const char *id,
 	m->sandbox_id = NULL;
 	if ((m->rootfs = strdup(snap)) == NULL || (id && (m->sandbox_id = strdup(id)) == NULL))
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-	else if (sbx_sandbox_provision(s, m, 0, &existed, e) == 0) {
+	else if (sbx_provision(s, m, 0, &existed, e) == 0) {
 		/* Ownership passes to the caller. */
 		out = m->sandbox_id;
 		m->sandbox_id = NULL;
@@ -114,9 +116,10 @@ static int
 fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
     const char *exact, const struct sbx_manifest *with, char ***ids, struct sbx_err *e)
 {
-	char snap[SBX_ID_MAX + 1], id[SBX_ID_MAX + 1], **kids = NULL, detail[256];
+	struct sbx_strv kids = { NULL, 0 };
+	char snap[SBX_ID_MAX + 1], id[SBX_ID_MAX + 1], detail[256];
 	struct sbx_snapshot sn;
-	size_t nkids = 0, made = 0, i;
+	size_t made = 0, i;
 	long k, fresh = 0;
 	int lock = -1, r = -1;
 	char *made_now;
@@ -147,7 +150,7 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 			snprintf(base, sizeof base, "%s-base", prefix);
 			o.id = base;
 		}
-		if (sbx_snapshot_create(s, src, &o, snap, e) == -1)
+		if (sbx_snap_create(s, src, &o, snap, e) == -1)
 			return sbx_err_prefix(e, "snapshot of %s", src);
 	} else {
 		return sbx_err_set(e, SBX_EX_NOINPUT, "%s: no such snapshot or sandbox", src);
@@ -165,7 +168,7 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 		sbx_snapshot_free(&sn);
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	}
-	if ((lock = fork_lock(s, e)) == -1 || sbx_snapshot_children(s, snap, &kids, &nkids, e) == -1)
+	if ((lock = fork_lock(s, e)) == -1 || sbx_sandbox_children(s, snap, &kids, e) == -1)
 		goto out;
 	for (k = 0; k < n; k++) {
 		if (exact != NULL)
@@ -175,10 +178,10 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 		if ((prefix == NULL && exact == NULL) || !sbx_store_exists(s, id))
 			fresh++;
 	}
-	if ((long long)nkids + fresh > sn.manifest.max_fork_factor) {
+	if ((long long)kids.n + fresh > sn.manifest.max_fork_factor) {
 		sbx_err_set(e, SBX_EX_TEMPFAIL, "snapshot %s has %zu live children; %ld more would "
 		    "pass its fork.max_fork_factor of %lld (destroy some, or fork from a manifest "
-		    "with a larger one)", snap, nkids, fresh, sn.manifest.max_fork_factor);
+		    "with a larger one)", snap, kids.n, fresh, sn.manifest.max_fork_factor);
 		goto out;
 	}
 	for (k = 0; k < n; k++) {
@@ -216,7 +219,7 @@ out:
 		sbx_audit(s, src, "fork", "error", e->msg, NULL);
 	}
 	free(made_now);
-	free_ids(kids, nkids);
+	sbx_strv_free(&kids);
 	sbx_snapshot_free(&sn);
 	if (lock != -1)
 		close(lock);
@@ -229,8 +232,9 @@ sbx_fork_select(const struct sbx_store *s, const char *winner, char out[SBX_ID_M
 {
 	struct sbx_snap_opts o = { NULL, "select" };
 	struct sbx_manifest m;
-	char **kids = NULL, *parent, detail[512];
-	size_t nkids = 0, i, retired = 0;
+	struct sbx_strv kids = { NULL, 0 };
+	char *parent, detail[512];
+	size_t i, retired = 0;
 	int r = -1;
 
 	if (sbx_id_check(winner, e) == -1 || sbx_sandbox_view(s, winner, &m, e) == -1)
@@ -242,16 +246,16 @@ sbx_fork_select(const struct sbx_store *s, const char *winner, char out[SBX_ID_M
 		sbx_err_set(e, SBX_EX_DATAERR, "sandbox %s was not made from a snapshot", winner);
 		goto out;
 	}
-	if (sbx_snapshot_create(s, winner, &o, out, e) == -1)
+	if (sbx_snap_create(s, winner, &o, out, e) == -1)
 		goto out;
-	if (sbx_snapshot_children(s, parent, &kids, &nkids, e) == -1)
+	if (sbx_sandbox_children(s, parent, &kids, e) == -1)
 		goto out;
-	for (i = 0; i < nkids; i++) {
+	for (i = 0; i < kids.n; i++) {
 		struct sbx_err de;
 
-		if (strcmp(kids[i], winner) == 0)
+		if (strcmp(kids.v[i], winner) == 0)
 			continue;
-		if (sbx_sandbox_destroy(s, kids[i], &de) == 0 || de.code == SBX_EX_NOINPUT)
+		if (sbx_sandbox_destroy(s, kids.v[i], &de) == 0 || de.code == SBX_EX_NOINPUT)
 			retired++;
 	}
 	snprintf(detail, sizeof detail, "winner of %s; new head %s; %zu siblings retired", parent,
@@ -261,7 +265,7 @@ sbx_fork_select(const struct sbx_store *s, const char *winner, char out[SBX_ID_M
 out:
 	if (r == -1)
 		sbx_audit(s, winner, "select", "error", e->msg, NULL);
-	free_ids(kids, nkids);
+	sbx_strv_free(&kids);
 	free(parent);
 	return r;
 }

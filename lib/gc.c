@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* Garbage collection: terminated and expired sandboxes, tombstones, orphaned cgroups,
- * network leases, rules and veths. */
+/* Garbage collection: terminated and expired sandboxes, tombstones, and what
+ * each tier's sweep finds left behind (for namespaces: cgroups, skeletons,
+ * network leases, rules and veths). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "driver.h"
 #include "gc.h"
 #include "id.h"
 #include "manifest.h"
-#include "net.h"
 #include "quota.h"
-#include "rootfs.h"
 #include "sandbox.h"
+#include "snap.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -36,66 +36,31 @@ sbx_gc_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e)
 		char snap[SBX_ID_MAX + 1];
 
 		/* The layer is on disk even when the sandbox's processes are gone. */
-		if (sbx_snapshot_create(s, id, &o, snap, e) == -1)
+		if (sbx_snap_create(s, id, &o, snap, e) == -1)
 			return sbx_err_prefix(e, "snapshot.before_destroy");
 		/* The last of its snapshots counts against snapshot.keep too; a
 		 * prune that fails leaves the older ones to the next sweep. */
-		sbx_snapshot_prune(s, id, keep, &pe);
+		sbx_snapshot_prune(s, sbx_sandbox_users, id, keep, &pe);
 	}
 	return sbx_sandbox_destroy(s, id, e);
-}
-
-static int
-orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_gc_report report, void *ctx)
-{
-	struct sbx_cg_host h;
-	struct sbx_cgroup cg;
-	char dir[1200];
-	DIR *d;
-	struct dirent *de;
-	int i;
-
-	if (sbx_cgroup_host(&h, NULL) == -1)
-		return 0;
-	if (sbx_cgroup_group_dir(&h, s->group, dir, sizeof dir) == -1 || (d = opendir(dir)) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_type != DT_DIR || !sbx_id_valid(de->d_name) ||
-		    sbx_store_exists(s, de->d_name))
-			continue;
-		report(ctx, "cgroup", de->d_name);
-		if (dry_run)
-			continue;
-		memset(&cg, 0, sizeof cg);
-		cg.version = h.version;
-		for (i = 0; i < (h.version == 2 ? 1 : SBX_CG_NCTRL); i++)
-			if (h.mnt[i][0])
-				snprintf(cg.path[i], sizeof cg.path[i], "%s%s/sbx/%s/%s", h.mnt[i],
-				    h.own[i], s->group, de->d_name);
-		sbx_cgroup_destroy(&cg, NULL);
-	}
-	closedir(d);
-	/* With no sandbox left, the state root's group goes too (busy ones stay). */
-	sbx_cgroup_remove_group(&h, s->group, 1);
-	return 0;
 }
 
 int
 sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void *ctx,
     struct sbx_err *e)
 {
+	const struct sbx_driver *const *d;
 	struct sbx_manifest m;
-	struct sbx_strv skels = { 0 };
 	char **ids, p[1200];
 	size_t n, i;
 	int r = 0, unsettled = 0;
-	DIR *d;
+	DIR *dir;
 	struct dirent *de;
 
 	/* Tombstones: removals that a crash interrupted. */
 	snprintf(p, sizeof p, "%s/sandboxes", s->root);
-	if ((d = opendir(p)) != NULL) {
-		while ((de = readdir(d)) != NULL) {
+	if ((dir = opendir(p)) != NULL) {
+		while ((de = readdir(dir)) != NULL) {
 			char t[1500];
 
 			if (strncmp(de->d_name, ".dead-", 6) != 0)
@@ -110,7 +75,7 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 				sbx_rm_rf(t, NULL);
 			}
 		}
-		closedir(d);
+		closedir(dir);
 	}
 	if (sbx_store_list(s, &ids, &n, e) == -1)
 		return -1;
@@ -118,8 +83,6 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 		struct sbx_err one;
 
 		if (sbx_sandbox_view(s, ids[i], &m, &one) == 0) {
-			if (m.rt.skeleton != NULL && sbx_strv_add(&skels, m.rt.skeleton) == -1)
-				unsettled = 1;   /* out of memory: keep every skeleton */
 			if (m.status && strcmp(m.status, "provisioning") == 0)
 				unsettled = 1;
 			if (m.status && strcmp(m.status, "snapshotting") == 0) {
@@ -165,14 +128,10 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 		free(ids[i]);
 	}
 	free(ids);
-	/* Skeletons no sandbox uses any more, unless a provision may be picking
-	 * one right now (it names its skeleton in the state only when ready). */
-	if (!unsettled)
-		sbx_rootfs_skeleton_gc(s, &skels, dry_run, report, ctx);
-	sbx_strv_free(&skels);
-	orphan_cgroups(s, dry_run, report, ctx);
-	/* Network leases are host-wide: any root's gc clears those whose init is gone. */
-	if (!s->rootless)
-		sbx_net_gc(dry_run, report, ctx);
+	/* What each tier left behind that no sandbox owns, unless a provision
+	 * may be about to use it. */
+	for (d = sbx_drivers; *d != NULL; d++)
+		if ((*d)->sweep != NULL)
+			(*d)->sweep(s, unsettled, dry_run, report, ctx);
 	return r;
 }

@@ -12,7 +12,7 @@
 
 #include "id.h"
 #include "manifest.h"
-#include "s3.h"
+#include "url.h"
 #include "util.h"
 
 enum ftype { F_STR, F_INT, F_NUM, F_BOOL, F_MAP, F_STRV, F_MOUNTS, F_TMPFS, F_ENV, F_USER,
@@ -135,7 +135,7 @@ check_backend(const char *s, char *why, size_t size)
 	if (strncmp(s, "file:///", 8) == 0)
 		return check_abs_path(s + 7, why, size);
 	if (strncmp(s, "s3://", 5) == 0) {
-		if (sbx_s3_url_check(s, &e) == 0)
+		if (sbx_url_s3_check(s, &e) == 0)
 			return 0;
 		snprintf(why, size, "%s", e.msg);
 		return -1;

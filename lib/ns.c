@@ -32,6 +32,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "driver.h"
+#include "ns.h"
 #include "landlock.h"
 #include "net.h"
 #include "policy.h"
@@ -902,11 +903,6 @@ ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 	struct sbx_cgroup cg;
 	int r = 0, i;
 
-	/* The sandbox's watchdog goes with it (unless it is the one destroying),
-	 * and is gone when we return, so its cgroup can be removed. */
-	if (m->rt.watchdog_pid > 0 && m->rt.watchdog_pid != getpid())
-		sbx_proc_signal_wait((pid_t)m->rt.watchdog_pid,
-		    (unsigned long long)m->rt.watchdog_start_ticks, SIGKILL, 2000);
 	/* Killing init ends its PID namespace: the kernel kills every process in it
 	 * and init dies last, and with it go the mounts and the network namespace.
 	 * Waiting for that (on a pidfd, no polling) first leaves the cgroup empty,
@@ -1696,4 +1692,10 @@ const struct sbx_driver sbx_driver_namespace = {
 	.alive = ns_alive,
 	.freeze = ns_freeze,
 	.destroy = ns_destroy,
+	.capture = sbx_ns_capture,
+	.memory_open = sbx_ns_memory_open,
+	.memory_used = sbx_ns_memory_used,
+	.repin = sbx_ns_repin,
+	.sweep = sbx_ns_sweep,
+	/* No checkpoint or restore: CRIU is what this tier would need. */
 };

@@ -20,7 +20,6 @@
 #include <linux/openat2.h>
 
 #include "doc.h"
-#include "layer.h"
 #include "policy.h"
 #include "util.h"
 
@@ -480,10 +479,14 @@ sbx_policy_get(const struct sbx_store *s, struct sbx_err *e)
 		return NULL;
 	}
 	snprintf(cached_for, sizeof cached_for, "%s", path);
-	/* What a snapshot layer read from outside may expand to (layer.h). */
-	sbx_layer_set_policy(isnan(cached->lim[R_LAYER]) ? 0 : (long long)cached->lim[R_LAYER],
-	    isnan(cached->lim[R_RATIO]) ? -1 : (long long)cached->lim[R_RATIO]);
 	return cached;
+}
+
+void
+sbx_policy_layer_limits(const struct sbx_policy *p, long long *max_mb, long long *ratio)
+{
+	*max_mb = isnan(p->lim[R_LAYER]) ? 0 : (long long)p->lim[R_LAYER];
+	*ratio = isnan(p->lim[R_RATIO]) ? -1 : (long long)p->lim[R_RATIO];
 }
 
 /* Defaults */

@@ -30,6 +30,9 @@ const struct sbx_policy *sbx_policy_get(const struct sbx_store *s, struct sbx_er
 int sbx_policy_parse(const char *name, const char *buf, size_t len, struct sbx_policy **out,
     struct sbx_err *e);
 void sbx_policy_free(struct sbx_policy *p);
+/* What a snapshot layer read from outside may expand to (limits: layer_mb,
+ * layer_ratio): 0 and -1 where the policy sets none (layer.h's defaults). */
+void sbx_policy_layer_limits(const struct sbx_policy *p, long long *max_mb, long long *ratio);
 
 /* Fill the resource keys m leaves out with the policy's defaults, and the
  * idmap of rw mounts (true where the policy allows it); filled gets the

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "audit.h"
-#include "policy.h"
 #include "remote.h"
 #include "s3.h"
 #include "util.h"
@@ -237,7 +236,7 @@ sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
 	int lock, r = -1, have;
 
 	/* The operator's policy bounds what the store's layers may expand to. */
-	if (sbx_policy_get(s, e) == NULL || sbx_s3_open(&c, url, e) == -1)
+	if (sbx_snapshot_limits(s, e) == -1 || sbx_s3_open(&c, url, e) == -1)
 		return -1;
 	if (fetch_meta(&c, id, &sn, e) == -1) {
 		sbx_s3_close(&c);
@@ -437,9 +436,9 @@ sbx_remote_list(const char *url, struct sbx_snap_set *out, struct sbx_err *e)
 /* Retention */
 
 int
-sbx_remote_retain(const struct sbx_store *s, const char *url, long long keep_last,
-    double max_age_s, double grace_s, int dry_run, sbx_snap_report report, void *ctx,
-    struct sbx_err *e)
+sbx_remote_retain(const struct sbx_store *s, sbx_snapshot_users_fn users, const char *url,
+    long long keep_last, double max_age_s, double grace_s, int dry_run, sbx_snap_report report,
+    void *ctx, struct sbx_err *e)
 {
 	struct sbx_snap_set a;
 	struct names layers = { 0 };
@@ -464,7 +463,7 @@ sbx_remote_retain(const struct sbx_store *s, const char *url, long long keep_las
 		names_free(&layers);
 		return -1;
 	}
-	sbx_snap_set_choose(&a, s, keep_last, max_age_s, start);
+	sbx_snap_set_choose(&a, s, users, keep_last, max_age_s, start);
 	for (i = 0; i < a.n; i++) {
 		if (a.keep[i])
 			continue;

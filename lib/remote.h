@@ -46,8 +46,8 @@ int sbx_remote_list(const char *url, struct sbx_snap_set *out, struct sbx_err *e
  * which uploads or refreshes its layers before its metadata, keeps them.
  * Multipart uploads older than that are aborted.
  */
-int sbx_remote_retain(const struct sbx_store *s, const char *url, long long keep_last,
-    double max_age_s, double grace_s, int dry_run, sbx_snap_report report, void *ctx,
-    struct sbx_err *e);
+int sbx_remote_retain(const struct sbx_store *s, sbx_snapshot_users_fn users, const char *url,
+    long long keep_last, double max_age_s, double grace_s, int dry_run, sbx_snap_report report,
+    void *ctx, struct sbx_err *e);
 
 #endif

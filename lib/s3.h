@@ -37,8 +37,6 @@ struct sbx_s3 {
 	void *curl;
 };
 
-/* Check an s3:// URL's syntax (for manifests): 0, or exit 65 naming the problem. */
-int sbx_s3_url_check(const char *url, struct sbx_err *e);
 /* Parse url and find endpoint, region and credentials; load libcurl.
  * No request is made. Missing credentials are exit 77. */
 int sbx_s3_open(struct sbx_s3 *s, const char *url, struct sbx_err *e);

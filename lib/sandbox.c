@@ -12,208 +12,8 @@
 #include <unistd.h>
 
 #include "audit.h"
-#include "id.h"
-#include "net.h"
-#include "policy.h"
-#include "remote.h"
-#include "seccomp_profile.h"
-#include "s3.h"
 #include "sandbox.h"
-#include "snapshot.h"
 #include "util.h"
-#include "watchdog.h"
-
-/* Snapshots live in the state root; a manifest naming another store is refused
- * rather than have its snapshots silently land elsewhere. */
-static int
-check_backend(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
-{
-	const char *b = m->snapshot.storage_backend;
-	char here[1100];
-
-	if (b == NULL)
-		return 0;
-	if (sbx_remote_is_s3(b)) {
-		struct sbx_s3 c;
-
-		/* Its credentials and libcurl are checked now, not at the first snapshot. */
-		if (sbx_s3_open(&c, b, e) == -1)
-			return sbx_err_prefix(e, "snapshot.storage_backend");
-		sbx_s3_close(&c);
-		return 0;
-	}
-	snprintf(here, sizeof here, "file://%s/snapshots", s->root);
-	if (strcmp(b, here) == 0 || (strncmp(b, here, strlen(here)) == 0 &&
-	    strcmp(b + strlen(here), "/") == 0))
-		return 0;
-	return sbx_err_set(e, SBX_EX_UNAVAILABLE, "snapshot.storage_backend %s: snapshots are kept "
-	    "in the state root (%s) or in an s3:// store", b, here);
-}
-
-/* The policy's verdict on m; a root made from a snapshot is judged by the
- * base the snapshot's chain stacks on, which came with the snapshot. */
-static int
-check_policy(const struct sbx_policy *pol, const struct sbx_store *s,
-    const struct sbx_manifest *m, struct sbx_err *e)
-{
-	struct sbx_snapshot sn;
-	int r;
-
-	if (!sbx_rootfs_is_snapshot(m->rootfs))
-		return sbx_policy_check(pol, s, m, m->rootfs, e);
-	if (sbx_snapshot_load(s, m->rootfs, &sn, e) == -1)
-		return sbx_err_prefix(e, "rootfs %s", m->rootfs);
-	r = sbx_policy_check(pol, s, m, sn.base_rootfs, e);
-	sbx_snapshot_free(&sn);
-	return r;
-}
-
-/*
- * Idempotent: a retried provision (the same sandbox_id, the same manifest
- * once defaults are in) gets the sandbox it made before, and m becomes its
- * state. The same ID with another manifest is the caller's mistake (65).
- */
-static int
-provisioned(const struct sbx_store *s, struct sbx_manifest *m, int *existed, struct sbx_err *e)
-{
-	struct sbx_manifest old;
-	char key[256];
-	int d;
-
-	if (sbx_sandbox_view(s, m->sandbox_id, &old, e) == -1)
-		return -1;
-	/* What the sandbox was made with; the view's status is not its manifest. */
-	if ((d = sbx_manifest_diff(m, &old, key, sizeof key)) != 0) {
-		sbx_manifest_free(&old);
-		if (d == -1)
-			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-		return sbx_err_set(e, SBX_EX_DATAERR, "sandbox_id %s exists with another manifest: "
-		    "%s differs (destroy it first, or choose another ID)", m->sandbox_id, key);
-	}
-	sbx_manifest_free(m);
-	*m = old;
-	*existed = 1;
-	return 0;
-}
-
-/* A host that cannot enforce a limit the manifest never asked for (the
- * policy's default): say where it came from and how to do without. */
-static int
-unenforceable(const struct sbx_store *s, const char *defaulted, struct sbx_err *e)
-{
-	size_t n = strlen(e->msg);
-
-	if (e->code == SBX_EX_UNAVAILABLE && defaulted[0] && n < sizeof e->msg)
-		snprintf(e->msg + n, sizeof e->msg - n, " (the manifest left them to the policy's "
-		    "defaults: %s; where this host cannot enforce a default, the operator sets it "
-		    "null under defaults: in %s/policy.yaml, see sbx-policy(5))", defaulted, s->root);
-	return -1;
-}
-
-int
-sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
-    int *existed, struct sbx_err *e)
-{
-	int dry_run = flags & SBX_PROV_DRY_RUN;
-	const struct sbx_policy *pol;
-	const struct sbx_driver *drv;
-	char id[SBX_ID_MAX + 1], defaulted[256];
-	double now = sbx_realtime();
-	int lock = -1, slock = -1, tries;
-
-	*existed = 0;
-	if (!dry_run)
-		sbx_manifest_strip_state(m);
-	/* Whoever wrote the manifest (an operator, an agent, the snapshot it came
-	 * in), it gets the operator's defaults and is held to the operator's
-	 * ceilings; a dry run says the same. The host's abilities are checked
-	 * only by a real provision. */
-	if ((pol = sbx_policy_get(s, e)) == NULL)
-		return -1;
-	sbx_policy_defaults(pol, s, m, defaulted, sizeof defaulted);
-	if (sbx_manifest_defaults(m, e) == -1 || check_policy(pol, s, m, e) == -1)
-		return -1;
-	/* A seccomp policy file is read now, to say what is wrong with it before
-	 * anything is made (the driver compiles it from its own read). */
-	if (m->security.seccomp[0] == '/' && sbx_seccomp_check(m->security.seccomp, e) == -1)
-		return sbx_err_prefix(e, "security.seccomp");
-	if (dry_run)
-		return 0;
-	if (m->sandbox_id != NULL && sbx_store_exists(s, m->sandbox_id))
-		return provisioned(s, m, existed, e);
-	if ((drv = sbx_driver_for(m, e)) == NULL || drv->check(s, m, e) == -1 ||
-	    check_backend(s, m, e) == -1)
-		return unenforceable(s, defaulted, e);
-	if (m->sandbox_id != NULL) {
-		if ((lock = sbx_store_create(s, m->sandbox_id, e)) == -1)
-			return -1;
-	} else {
-		for (tries = 0; lock == -1 && tries < 16; tries++) {
-			if (sbx_id_new("sbx-", id, sizeof id, e) == -1)
-				return -1;
-			lock = sbx_store_create(s, id, e);
-			if (lock == -1 && e->code != SBX_EX_TEMPFAIL)
-				return -1;
-		}
-		if (lock == -1 || (m->sandbox_id = strdup(id)) == NULL)
-			return sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a sandbox ID");
-	}
-	sbx_crash_point("provision-dir");
-	if (sbx_time_set(&m->created_at, now) == -1 ||
-	    sbx_time_set(&m->expires_at, now + (double)m->res.max_wall_clock_s) == -1 ||
-	    sbx_state_transition(m, "provisioning", e) == -1 || sbx_state_save(s, m, e) == -1)
-		goto fail;
-	sbx_crash_point("provision-state");
-	/* A root made from a snapshot: retention must not take the snapshot meanwhile. */
-	if (sbx_rootfs_is_snapshot(m->rootfs) && (slock = sbx_snap_lock(s, 0, e)) == -1)
-		goto fail;
-	if (drv->create(s, m, e) == -1) {
-		unenforceable(s, defaulted, e);
-		goto fail;
-	}
-	m->rt.one_shot = (flags & SBX_PROV_ONE_SHOT) != 0;
-	if (slock != -1) {
-		close(slock);
-		slock = -1;
-	}
-	sbx_crash_point("provision-created");
-	/* The watchdog only reads the state, so it may start before it is saved. */
-	if (!(flags & (SBX_PROV_NO_WATCHDOG | SBX_PROV_ONE_SHOT)) && sbx_watchdog_spawn(s, m, e) == -1) {
-		struct sbx_err ignored;
-
-		drv->destroy(s, m, &ignored);
-		goto fail;
-	}
-	sbx_crash_point("provision-watchdog");
-	if (sbx_state_transition(m, "ready", e) == -1 || sbx_state_save(s, m, e) == -1) {
-		struct sbx_err ignored;
-
-		drv->destroy(s, m, &ignored);
-		goto fail;
-	}
-	{
-		char detail[128];
-
-		snprintf(detail, sizeof detail, "%s network_policy %s%s", m->isolation_level,
-		    m->network_policy, m->rt.one_shot ? " one-shot" : "");
-		(m->rt.one_shot ? sbx_audit_deferred : sbx_audit)(s, m->sandbox_id, "provision", "ok",
-		    detail, NULL);
-	}
-	close(lock);
-	return 0;
-fail:
-	{
-		struct sbx_err saved = *e, ignored;
-
-		sbx_audit(s, m->sandbox_id, "provision", "error", saved.msg, NULL);
-		sbx_store_remove(s, m->sandbox_id, &ignored);
-		*e = saved;
-	}
-	if (slock != -1)
-		close(slock);
-	close(lock);
-	return -1;
-}
 
 /* Lock sandbox id (shared or exclusive, waiting) and read its state (as stored,
  * or as the view reports it). Returns the lock fd; on failure nothing is held. */
@@ -230,6 +30,19 @@ lock_and_load(const struct sbx_store *s, const char *id, int exclusive, int view
 		return -1;
 	}
 	return lock;
+}
+
+int
+sbx_sandbox_teardown(const struct sbx_driver *drv, const struct sbx_store *s,
+    const struct sbx_manifest *m, struct sbx_err *e)
+{
+	/* The sandbox's watchdog goes with it (unless it is the one destroying),
+	 * and is gone before the tier removes what it made (the state root's
+	 * cgroup group holds the watchdog's). */
+	if (m->rt.watchdog_pid > 0 && m->rt.watchdog_pid != getpid())
+		sbx_proc_signal_wait((pid_t)m->rt.watchdog_pid,
+		    (unsigned long long)m->rt.watchdog_start_ticks, SIGKILL, 2000);
+	return drv->destroy(s, m, e);
 }
 
 static int
@@ -345,6 +158,54 @@ sbx_sandbox_view(const struct sbx_store *s, const char *id, struct sbx_manifest 
 oom:
 	sbx_manifest_free(m);
 	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+}
+
+int
+sbx_sandbox_users(const struct sbx_store *s, struct sbx_snapshot_users *u, struct sbx_err *e)
+{
+	char **ids;
+	size_t n, i;
+	int r = 0;
+
+	memset(u, 0, sizeof *u);
+	if (sbx_store_list(s, &ids, &n, e) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct sbx_manifest m;
+
+		if (r == 0 && sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
+			if (m.rootfs && m.status && strcmp(m.status, "terminated") != 0 &&
+			    (sbx_strv_add(&u->sandbox, ids[i]) == -1 ||
+			    sbx_strv_add(&u->root, m.rootfs) == -1))
+				r = sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+			sbx_manifest_free(&m);
+		}
+		free(ids[i]);
+	}
+	free(ids);
+	if (r == -1)
+		sbx_snapshot_users_free(u);
+	return r;
+}
+
+int
+sbx_sandbox_children(const struct sbx_store *s, const char *id, struct sbx_strv *kids,
+    struct sbx_err *e)
+{
+	struct sbx_snapshot_users u;
+	size_t i;
+	int r = 0;
+
+	memset(kids, 0, sizeof *kids);
+	if (sbx_sandbox_users(s, &u, e) == -1)
+		return -1;
+	for (i = 0; i < u.root.n && r == 0; i++)
+		if (strcmp(u.root.v[i], id) == 0 && sbx_strv_add(kids, u.sandbox.v[i]) == -1)
+			r = sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	sbx_snapshot_users_free(&u);
+	if (r == -1)
+		sbx_strv_free(kids);
+	return r;
 }
 
 static int run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest *mp,
@@ -549,7 +410,7 @@ sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *reason
 	}
 	if ((drv = sbx_driver_for(&m, e)) == NULL || sbx_state_transition(&m, "cleanup", e) == -1)
 		goto out;
-	if (drv->destroy(s, &m, e) == -1)
+	if (sbx_sandbox_teardown(drv, s, &m, e) == -1)
 		goto out;
 	if ((why = strdup(reason)) == NULL) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
@@ -570,6 +431,7 @@ out:
 int
 sbx_sandbox_egress_refresh(const struct sbx_store *s, const char *id, struct sbx_err *e)
 {
+	const struct sbx_driver *drv;
 	struct sbx_manifest m;
 	char detail[512] = "";
 	size_t i;
@@ -577,16 +439,17 @@ sbx_sandbox_egress_refresh(const struct sbx_store *s, const char *id, struct sbx
 
 	if ((lock = lock_and_load(s, id, 1, 0, &m, e)) == -1)
 		return -1;
-	if (!m.has_rt || sbx_net_refresh(s, &m, &changed, e) == -1 ||
-	    (changed && sbx_state_save(s, &m, e) == -1))
+	if (!m.has_rt || (drv = sbx_driver_for(&m, e)) == NULL)
+		goto out;
+	if (drv->repin == NULL) {
+		sbx_driver_cannot(drv, "re-pin egress host names", e);
+		goto out;
+	}
+	if (drv->repin(s, &m, &changed, e) == -1 || (changed && sbx_state_save(s, &m, e) == -1))
 		goto out;
 	r = 0;
 	if (!changed)
 		goto out;
-	/* The relay checks TLS and HTTP names against the new addresses from now on. */
-	if (m.rt.relay_pid > 0 && sbx_proc_alive((pid_t)m.rt.relay_pid,
-	    (unsigned long long)m.rt.relay_start_ticks))
-		kill((pid_t)m.rt.relay_pid, SIGHUP);
 	for (i = 0; i < m.rt.egress_pins.n; i++)
 		snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "%s%s",
 		    i ? ", " : "pinned ", m.rt.egress_pins.v[i]);
@@ -662,7 +525,7 @@ sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e
 	    (!m.rt.one_shot && sbx_state_save(s, &m, e) == -1))
 		goto out;
 	sbx_crash_point("destroy-cleanup");
-	if (drv->destroy(s, &m, e) == -1)
+	if (sbx_sandbox_teardown(drv, s, &m, e) == -1)
 		goto out;
 	sbx_crash_point("destroy-killed");
 	if (sbx_store_remove(s, id, e) == -1)

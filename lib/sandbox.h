@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sandbox lifecycle (SPEC §4): provision, run, destroy, and the view of a
- * sandbox that ls and inspect print. Each step takes the sandbox's lock, moves
+ * The sandbox lifecycle (SPEC §4): run, pause, destroy, and the view of a
+ * sandbox that ls and inspect print (provision.h makes one). Each step takes the sandbox's lock, moves
  * its status along the lifecycle, writes the state atomically and appends an
  * audit event; the tier's driver does the kernel work.
  */
@@ -11,21 +11,9 @@
 #include "driver.h"
 #include "error.h"
 #include "manifest.h"
+#include "snapshot.h"
 #include "state.h"
 
-/*
- * Create a sandbox from m (a manifest; state keys are dropped). With a
- * sandbox_id that exists, nothing is created and m becomes that sandbox's
- * state (*existed = 1). With dry_run, only defaults and checks are applied.
- * SBX_PROV_ONE_SHOT marks a sandbox that lives only as long as its caller
- * (sbx-run -m): no watchdog; its runs keep no trace in the state, destroy
- * records no cleanup step, and its audit lines are synced only before its
- * command starts and when it is gone (with sbx_set_durable(0), its state is
- * not synced either).
- */
-enum { SBX_PROV_DRY_RUN = 1, SBX_PROV_NO_WATCHDOG = 2, SBX_PROV_ONE_SHOT = 4 };
-int sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
-    int *existed, struct sbx_err *e);
 /*
  * Why a sandbox or a run was killed, in words for a message: a kill_reason
  * (memory, wall-clock, pids, disk, manual) with m's limit ("memory limit of
@@ -53,6 +41,15 @@ int sbx_sandbox_note(const struct sbx_store *s, const char *id, const char *warn
 int sbx_sandbox_recover(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /* Kill everything, remove kernel objects and state. A missing sandbox is exit 66. */
 int sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e);
+/* The tier's destroy, after the sandbox's watchdog is gone. */
+int sbx_sandbox_teardown(const struct sbx_driver *drv, const struct sbx_store *s,
+    const struct sbx_manifest *m, struct sbx_err *e);
+/* The sandboxes not terminated and the rootfs each was made from
+ * (sbx_snapshot_users_fn: what the snapshot store asks). */
+int sbx_sandbox_users(const struct sbx_store *s, struct sbx_snapshot_users *u, struct sbx_err *e);
+/* The sandboxes made from snapshot id that are not terminated. */
+int sbx_sandbox_children(const struct sbx_store *s, const char *id, struct sbx_strv *kids,
+    struct sbx_err *e);
 /* The state document as ls and inspect show it: status reflects the kernel
  * (terminated when init is gone, expired past expires_at, executing while runs are). */
 int sbx_sandbox_view(const struct sbx_store *s, const char *id, struct sbx_manifest *m,

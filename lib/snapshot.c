@@ -11,9 +11,6 @@
 
 #include "archive_dl.h"
 #include "audit.h"
-#include "driver.h"
-#include "remote.h"
-#include "sandbox.h"
 #include "policy.h"
 #include "snapshot.h"
 #include "util.h"
@@ -82,10 +79,17 @@ is_hex64(const char *s)
 
 /* The operator's policy bounds what a layer read from outside may expand to
  * (its limits: layer_mb, layer_ratio); reading it sets them for this process. */
-static int
-layer_policy(const struct sbx_store *s, struct sbx_err *e)
+int
+sbx_snapshot_limits(const struct sbx_store *s, struct sbx_err *e)
 {
-	return sbx_policy_get(s, e) == NULL ? -1 : 0;
+	const struct sbx_policy *p = sbx_policy_get(s, e);
+	long long mb, ratio;
+
+	if (p == NULL)
+		return -1;
+	sbx_policy_layer_limits(p, &mb, &ratio);
+	sbx_layer_set_policy(mb, ratio);
+	return 0;
 }
 
 int
@@ -587,20 +591,15 @@ previous(const struct sbx_store *s, const struct sbx_manifest *m, size_t root_la
 	}
 }
 
-/*
- * Under the sandbox's lock: pack its layer into the store; fill sn. The layer
- * is a diff on the sandbox's previous snapshot when there is a usable one,
- * else the whole writable layer on the snapshot the sandbox was made from.
- */
-static int
-capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_at,
-    struct sbx_snapshot *sn, struct sbx_err *e)
+int
+sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_at,
+    sbx_snapshot_pack_fn pack, void *ctx, struct sbx_snapshot *sn, struct sbx_err *e)
 {
 	struct sbx_layer_info li;
 	struct sbx_snapshot parent, prev;
 	struct sbx_index *base = NULL;
 	struct sbx_pack_opts o = { NULL, -1, NULL, frozen_at - RACY_S };
-	char upper[1200], tmp[1200], itmp[1200], ipath[1200], tag[256];
+	char tmp[1200], itmp[1200], ipath[1200], tag[256];
 	int fd = -1, r = -1;
 
 	memset(&parent, 0, sizeof parent);
@@ -608,8 +607,7 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_a
 	sbx_manifest_init(&parent.manifest);
 	sbx_manifest_init(&prev.manifest);
 	itmp[0] = '\0';
-	if (sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1 ||
-	    index_path(s, sn->snapshot_id, ipath, sizeof ipath, e) == -1)
+	if (index_path(s, sn->snapshot_id, ipath, sizeof ipath, e) == -1)
 		return -1;
 	if (sbx_rootfs_is_snapshot(m->rootfs)) {
 		/* Made from a snapshot: this one stacks on it. */
@@ -636,7 +634,7 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_a
 	}
 	index_tag(tag, sizeof tag, m->sandbox_id, sn->snapshot_id);
 	o.index_tag = tag;
-	r = sbx_layer_pack(upper, m->rt.uid_base, m->rt.id_count, fd, &o, &li, e);
+	r = pack(ctx, fd, &o, &li, e);
 	sbx_crash_point("snap-packed");
 	if (r == 0 && fsync(fd) == -1)
 		r = sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
@@ -701,170 +699,7 @@ out:
 	return r;
 }
 
-/* The source's manifest, as a snapshot keeps it: no state keys, no ID. */
-static int
-copy_manifest(const struct sbx_manifest *m, struct sbx_manifest *out, struct sbx_err *e)
-{
-	int r = sbx_manifest_copy(m, out, e);
-
-	if (r == 0) {
-		sbx_manifest_strip_state(out);
-		free(out->sandbox_id);
-		out->sandbox_id = NULL;
-	}
-	return r;
-}
-
-static int
-create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_opts *opts,
-    char out[SBX_ID_MAX + 1], char **backend, struct sbx_err *e)
-{
-	const struct sbx_driver *drv = NULL;
-	struct sbx_snapshot sn;
-	struct sbx_manifest m;
-	char id[SBX_ID_MAX + 1], *was = NULL;
-	int slock = -1, lock = -1, frozen = 0, r = -1, tries;
-	double frozen_at;
-
-	memset(&sn, 0, sizeof sn);
-	sbx_manifest_init(&sn.manifest);
-	sbx_manifest_init(&m);
-	if (sbx_id_check(sid, e) == -1)
-		return -1;
-	if (opts->id != NULL) {
-		if (sbx_id_check(opts->id, e) == -1)
-			return sbx_err_prefix(e, "snapshot ID");
-		snprintf(id, sizeof id, "%s", opts->id);
-	}
-	if ((slock = sbx_snap_lock(s, 0, e)) == -1)
-		return -1;
-	if ((lock = sbx_store_lock(s, sid, 1, 1, e)) == -1)
-		goto out;
-	if (opts->id != NULL && sbx_snapshot_exists(s, id)) {
-		/* A retried step: the snapshot it made is the answer. */
-		if (sbx_snapshot_load(s, id, &sn, e) == -1)
-			goto out;
-		if (sn.source_sandbox == NULL || strcmp(sn.source_sandbox, sid) != 0) {
-			sbx_err_set(e, SBX_EX_DATAERR, "snapshot ID %s is taken by a snapshot of "
-			    "sandbox %s", id, sn.source_sandbox);
-			goto out;
-		}
-		snprintf(out, SBX_ID_MAX + 1, "%s", id);
-		r = 0;
-		goto out;
-	}
-	if (opts->id == NULL) {
-		for (tries = 0; tries < 16; tries++) {
-			if (sbx_id_new("snap-", id, sizeof id, e) == -1)
-				goto out;
-			if (!sbx_snapshot_exists(s, id))
-				break;
-		}
-		if (tries == 16) {
-			sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a snapshot ID");
-			goto out;
-		}
-	}
-	if (sbx_sandbox_view(s, sid, &m, e) == -1 || (drv = sbx_driver_for(&m, e)) == NULL)
-		goto out;
-	if (!m.has_rt || m.status == NULL || strcmp(m.status, "provisioning") == 0 ||
-	    strcmp(m.status, "cleanup") == 0) {
-		sbx_err_set(e, SBX_EX_TEMPFAIL, "sandbox is %s; try again",
-		    m.status ? m.status : "being made");
-		goto out;
-	}
-	/* A running sandbox is frozen while its layer is read; a paused one is
-	 * frozen already; a terminated one has nothing running. */
-	frozen_at = sbx_realtime();
-	if (strcmp(m.status, "ready") == 0 || strcmp(m.status, "executing") == 0) {
-		if ((was = strdup("ready")) == NULL) {
-			oom(e);
-			goto out;
-		}
-		free(m.status);
-		m.status = strdup("ready");
-		if (sbx_state_transition(&m, "snapshotting", e) == -1 || sbx_state_save(s, &m, e) == -1)
-			goto out;
-		if (drv->freeze(&m, 1, e) == -1) {
-			sbx_err_prefix(e, "cannot freeze the sandbox for a consistent snapshot");
-			goto restore;
-		}
-		frozen = 1;
-		sbx_crash_point("snap-frozen");
-	}
-	if ((sn.snapshot_id = strdup(id)) == NULL || (sn.source_sandbox = strdup(sid)) == NULL ||
-	    (sn.reason = strdup(opts->reason ? opts->reason : "manual")) == NULL ||
-	    sbx_time_set(&sn.created_at, sbx_realtime()) == -1) {
-		oom(e);
-		goto restore;
-	}
-	if (capture(s, &m, frozen_at, &sn, e) == -1)
-		goto restore;
-	if (frozen) {
-		struct sbx_err te;
-
-		if (drv->freeze(&m, 0, &te) == 0)
-			frozen = 0;
-	}
-	if (copy_manifest(&m, &sn.manifest, e) == -1 || sbx_snapshot_save(s, &sn, e) == -1)
-		goto restore;
-	sbx_crash_point("snap-saved");
-	snprintf(out, SBX_ID_MAX + 1, "%s", id);
-	r = 0;
-restore:
-	if (frozen && drv->freeze(&m, 0, r == 0 ? e : NULL) == -1 && r == 0)
-		r = -1;
-	if (was != NULL) {
-		struct sbx_err se;
-
-		free(m.status);
-		m.status = was;
-		was = NULL;
-		if (r == 0) {
-			free(m.snapshot.last_snapshot_id);
-			m.snapshot.last_snapshot_id = strdup(id);
-		}
-		if (sbx_state_save(s, &m, r == 0 ? e : &se) == -1)
-			r = -1;
-	} else if (r == 0 && strcmp(m.status, "terminated") != 0) {
-		free(m.snapshot.last_snapshot_id);
-		m.snapshot.last_snapshot_id = strdup(id);
-		sbx_state_save(s, &m, NULL);
-	}
-	sbx_audit(s, sid, "snapshot", r == 0 ? "ok" : "error", r == 0 ? id : e->msg, NULL);
-	if (r == 0 && sbx_remote_is_s3(m.snapshot.storage_backend) &&
-	    (*backend = strdup(m.snapshot.storage_backend)) == NULL)
-		r = oom(e);
-out:
-	free(was);
-	sbx_snapshot_free(&sn);
-	sbx_manifest_free(&m);
-	if (lock != -1)
-		close(lock);
-	close(slock);
-	return r;
-}
-
-int
-sbx_snapshot_create(const struct sbx_store *s, const char *sid,
-    const struct sbx_snap_opts *opts, char out[SBX_ID_MAX + 1], struct sbx_err *e)
-{
-	char *backend = NULL;
-	int r;
-
-	if (create_local(s, sid, opts, out, &backend, e) == -1)
-		return -1;
-	if (backend == NULL)
-		return 0;
-	/* The sandbox's snapshots go to its store; this host keeps them too. */
-	r = sbx_remote_push(s, backend, out, NULL, NULL, e);
-	if (r == -1)
-		sbx_err_prefix(e, "snapshot %s was made here but not pushed to %s", out, backend);
-	free(backend);
-	return r;
-}
-
-/* Verify, remove, children */
+/* Verify, remove */
 
 int
 sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e)
@@ -877,7 +712,7 @@ sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e
 	size_t i;
 	int fd, r = 0;
 
-	if (layer_policy(s, e) == -1)
+	if (sbx_snapshot_limits(s, e) == -1)
 		return -1;
 
 	if (sbx_snapshot_load(s, id, &sn, e) == -1)
@@ -913,45 +748,21 @@ sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e
 	return r;
 }
 
-int
-sbx_snapshot_children(const struct sbx_store *s, const char *id, char ***out, size_t *n,
-    struct sbx_err *e)
+void
+sbx_snapshot_users_free(struct sbx_snapshot_users *u)
 {
-	char **ids;
-	size_t k, i;
-
-	*out = NULL;
-	*n = 0;
-	if (sbx_store_list(s, &ids, &k, e) == -1)
-		return -1;
-	if (k && (*out = calloc(k, sizeof **out)) == NULL) {
-		for (i = 0; i < k; i++)
-			free(ids[i]);
-		free(ids);
-		return oom(e);
-	}
-	for (i = 0; i < k; i++) {
-		struct sbx_manifest m;
-
-		if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
-			if (m.rootfs && strcmp(m.rootfs, id) == 0 && m.status &&
-			    strcmp(m.status, "terminated") != 0) {
-				(*out)[(*n)++] = ids[i];
-				ids[i] = NULL;
-			}
-			sbx_manifest_free(&m);
-		}
-		free(ids[i]);
-	}
-	free(ids);
-	return 0;
+	sbx_strv_free(&u->sandbox);
+	sbx_strv_free(&u->root);
 }
 
 int
-sbx_snapshot_remove(const struct sbx_store *s, const char *id, struct sbx_err *e)
+sbx_snapshot_remove(const struct sbx_store *s, sbx_snapshot_users_fn users, const char *id,
+    struct sbx_err *e)
 {
-	char p[1200], **kids;
-	size_t n, i;
+	struct sbx_snapshot_users u = { { NULL, 0 }, { NULL, 0 } };
+	const char *kid = NULL;
+	char p[1200];
+	size_t n = 0, i;
 	int lock, r = -1;
 
 	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
@@ -962,16 +773,16 @@ sbx_snapshot_remove(const struct sbx_store *s, const char *id, struct sbx_err *e
 		sbx_err_set(e, SBX_EX_NOINPUT, "no such snapshot");
 		goto out;
 	}
-	if (sbx_snapshot_children(s, id, &kids, &n, e) == -1)
+	if (users != NULL && users(s, &u, e) == -1)
 		goto out;
-	if (n > 0)
+	for (i = 0; i < u.root.n; i++)
+		if (strcmp(u.root.v[i], id) == 0 && n++ == 0)
+			kid = u.sandbox.v[i];
+	if (n > 0) {
 		sbx_err_set(e, SBX_EX_TEMPFAIL, "sandbox %s (and %zu more) runs on it; destroy "
-		    "them first", kids[0], n - 1);
-	for (i = 0; i < n; i++)
-		free(kids[i]);
-	free(kids);
-	if (n > 0)
+		    "them first", kid, n - 1);
 		goto out;
+	}
 	if (unlink(p) == -1) {
 		sbx_err_sys(e, SBX_EX_IOERR, "%s", p);
 		goto out;
@@ -981,6 +792,7 @@ sbx_snapshot_remove(const struct sbx_store *s, const char *id, struct sbx_err *e
 	r = 0;
 	sbx_audit(s, id, "snapshot-remove", "ok", NULL, NULL);
 out:
+	sbx_snapshot_users_free(&u);
 	close(lock);
 	return r;
 }
@@ -1171,7 +983,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 	size_t len = 0, i;
 	int lock, r = -1, ar, have_it;
 
-	if (layer_policy(s, e) == -1)
+	if (sbx_snapshot_limits(s, e) == -1)
 		return -1;
 
 	memset(&sn, 0, sizeof sn);
@@ -1340,7 +1152,7 @@ sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, siz
 	char d[1200];
 	size_t i;
 
-	if (layer_policy(s, e) == -1)
+	if (sbx_snapshot_limits(s, e) == -1)
 		return -1;
 
 	*dirs = NULL;
@@ -1493,37 +1305,30 @@ collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run,
 }
 
 /*
- * Keep the snapshots live sandboxes of store s (NULL: none) were made from:
+ * Keep the snapshots the live sandboxes of store s were made from (users says
+ * which; either NULL: none):
  * their next snapshot stacks on that one's chain. A kept snapshot needs no
  * other snapshot: its metadata lists every layer of its chain, and the
  * layers stay while any kept snapshot names them (collect).
  */
 static void
-keep_live(const struct sbx_store *s, struct sbx_snap_set *a)
+keep_live(const struct sbx_store *s, sbx_snapshot_users_fn users, struct sbx_snap_set *a)
 {
-	char **ids;
-	size_t n, i;
+	struct sbx_snapshot_users u = { { NULL, 0 }, { NULL, 0 } };
+	size_t i;
 	long k;
 
-	if (s == NULL || sbx_store_list(s, &ids, &n, NULL) == -1)
+	if (s == NULL || users == NULL || users(s, &u, NULL) == -1)
 		return;
-	for (i = 0; i < n; i++) {
-		struct sbx_manifest m;
-
-		if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
-			if (m.rootfs && m.status && strcmp(m.status, "terminated") != 0 &&
-			    (k = sbx_snap_set_find(a, m.rootfs)) >= 0 && !a->keep[k])
-				a->keep[k] = 2;
-			sbx_manifest_free(&m);
-		}
-		free(ids[i]);
-	}
-	free(ids);
+	for (i = 0; i < u.root.n; i++)
+		if ((k = sbx_snap_set_find(a, u.root.v[i])) >= 0 && !a->keep[k])
+			a->keep[k] = 2;
+	sbx_snapshot_users_free(&u);
 }
 
 void
-sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live, long long keep_last,
-    double max_age_s, double now)
+sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
+    sbx_snapshot_users_fn users, long long keep_last, double max_age_s, double now)
 {
 	size_t i, k;
 	double t;
@@ -1544,7 +1349,7 @@ sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live, long l
 		if (newer < keep_last)
 			a->keep[i] = 1;
 	}
-	keep_live(live, a);
+	keep_live(live, users, a);
 }
 
 /* Remove the snapshots not kept, then what no kept one names. */
@@ -1576,8 +1381,8 @@ sweep(const struct sbx_store *s, struct sbx_snap_set *a, int dry_run, sbx_snap_r
 }
 
 int
-sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double max_age_s,
-    int dry_run, sbx_snap_report report, void *ctx, struct sbx_err *e)
+sbx_snapshot_retain(const struct sbx_store *s, sbx_snapshot_users_fn users,
+    long long keep_last, double max_age_s, int dry_run, sbx_snap_report report, void *ctx, struct sbx_err *e)
 {
 	struct sbx_snap_set a;
 	int lock, r;
@@ -1588,7 +1393,7 @@ sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double max_a
 		close(lock);
 		return -1;
 	}
-	sbx_snap_set_choose(&a, s, keep_last, max_age_s, sbx_realtime());
+	sbx_snap_set_choose(&a, s, users, keep_last, max_age_s, sbx_realtime());
 	r = sweep(s, &a, dry_run, report, ctx, e);
 	sbx_snap_set_free(&a);
 	close(lock);
@@ -1612,8 +1417,8 @@ automatic(const struct sbx_snapshot *sn, const char *sid)
 }
 
 int
-sbx_snapshot_prune(const struct sbx_store *s, const char *sid, long long keep,
-    struct sbx_err *e)
+sbx_snapshot_prune(const struct sbx_store *s, sbx_snapshot_users_fn users, const char *sid,
+    long long keep, struct sbx_err *e)
 {
 	struct sbx_snap_set a;
 	size_t i;
@@ -1628,7 +1433,7 @@ sbx_snapshot_prune(const struct sbx_store *s, const char *sid, long long keep,
 	}
 	for (i = a.n; i-- > 0;)
 		a.keep[i] = !automatic(&a.v[i], sid) || newer++ < keep;
-	keep_live(s, &a);
+	keep_live(s, users, &a);
 	r = sweep(s, &a, 0, no_report, NULL, e);
 	sbx_snap_set_free(&a);
 	close(lock);

@@ -43,8 +43,24 @@ struct sbx_snapshot {
 	struct sbx_manifest manifest;      /* the source sandbox's, without state keys */
 };
 
+/*
+ * Who stands on which snapshot. The store cannot tell a live sandbox (that is
+ * the lifecycle's and its tiers' knowledge): the caller hands it a function
+ * that lists every sandbox not terminated and the rootfs it was made from
+ * (sandbox[i] on root[i]), which it calls under the store's lock.
+ */
+struct sbx_snapshot_users {
+	struct sbx_strv sandbox, root;
+};
+typedef int (*sbx_snapshot_users_fn)(const struct sbx_store *s, struct sbx_snapshot_users *u,
+    struct sbx_err *e);
+void sbx_snapshot_users_free(struct sbx_snapshot_users *u);
+
 /* Lock the snapshot store: shared to make or use snapshots, exclusive to remove. */
 int sbx_snap_lock(const struct sbx_store *s, int exclusive, struct sbx_err *e);
+/* Set this process's bounds on what a layer read from outside may expand to
+ * from the operator's policy (layer.h; the policy's limits: layer_mb, layer_ratio). */
+int sbx_snapshot_limits(const struct sbx_store *s, struct sbx_err *e);
 int sbx_snapshot_exists(const struct sbx_store *s, const char *id);
 int sbx_snapshot_load(const struct sbx_store *s, const char *id, struct sbx_snapshot *sn,
     struct sbx_err *e);
@@ -53,27 +69,26 @@ void sbx_snapshot_free(struct sbx_snapshot *sn);
 int sbx_snapshot_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err *e);
 int sbx_snapshot_emit(FILE *f, const struct sbx_snapshot *sn, enum sbx_format fmt);
 
-struct sbx_snap_opts {
-	const char *id;        /* caller-chosen snapshot ID, or NULL */
-	const char *reason;    /* manual, periodic, before-destroy, before-run, fork, select */
-};
 /*
- * Snapshot sandbox sid: freeze it, pack its writable layer, thaw it, write the
- * metadata. With opts->id naming a snapshot of the same sandbox, nothing is
- * done (an idempotent retry); of another sandbox, exit 65. out gets the ID.
- * A sandbox whose snapshot.storage_backend is an s3:// store gets the
- * snapshot pushed there too; if that fails, the snapshot stays here and the
- * error names it.
+ * Under the sandbox's lock: pack its writable layer into the store (pack
+ * writes it to fd in the layer format, layer.h; the tier's capture) and fill
+ * sn's layers, parent, lineage and base from m. The layer is a diff on the
+ * sandbox's previous snapshot (m's snapshot.last_snapshot_id) when there is a
+ * usable one, else the whole writable layer on the snapshot m was made from.
  */
-int sbx_snapshot_create(const struct sbx_store *s, const char *sid,
-    const struct sbx_snap_opts *opts, char out[SBX_ID_MAX + 1], struct sbx_err *e);
+typedef int (*sbx_snapshot_pack_fn)(void *ctx, int fd, const struct sbx_pack_opts *o,
+    struct sbx_layer_info *li, struct sbx_err *e);
+int sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m,
+    double frozen_at, sbx_snapshot_pack_fn pack, void *ctx, struct sbx_snapshot *sn,
+    struct sbx_err *e);
 /* Recompute every layer's digest and check what mounting needs (a chain
  * overlayfs can stack, a base root that is there); damage is exit 1 naming
  * the layer. */
 int sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /* Remove a snapshot's metadata (its layers go with retention). A snapshot a
  * live sandbox was made from is exit 75. */
-int sbx_snapshot_remove(const struct sbx_store *s, const char *id, struct sbx_err *e);
+int sbx_snapshot_remove(const struct sbx_store *s, sbx_snapshot_users_fn users, const char *id,
+    struct sbx_err *e);
 /* A snapshot and every layer of its chain as one tar archive on fd. */
 int sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sbx_err *e);
 /* The reverse, checking every digest and every entry; out gets the ID. */
@@ -87,9 +102,6 @@ int sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX +
  */
 int sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, size_t *n,
     char **base, struct sbx_err *e);
-/* The sandboxes made from snapshot id that are not terminated. */
-int sbx_snapshot_children(const struct sbx_store *s, const char *id, char ***ids, size_t *n,
-    struct sbx_err *e);
 
 /* Called for what retention removes (or would). kind: snapshot, layer, cache, temp. */
 typedef void (*sbx_snap_report)(void *ctx, const char *kind, const char *name);
@@ -101,13 +113,13 @@ typedef void (*sbx_snap_report)(void *ctx, const char *kind, const char *name);
  * temporary files crashes left. A kept snapshot keeps the layers of its whole
  * chain (its metadata lists them), not its parents' metadata.
  */
-int sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double max_age_s,
-    int dry_run, sbx_snap_report report, void *ctx, struct sbx_err *e);
+int sbx_snapshot_retain(const struct sbx_store *s, sbx_snapshot_users_fn users,
+    long long keep_last, double max_age_s, int dry_run, sbx_snap_report report, void *ctx, struct sbx_err *e);
 /* snapshot.keep: keep only the newest keep of sandbox sid's periodic and
  * before-destroy snapshots (the others of its snapshots stay), with the same
  * sweep of what no remaining snapshot names. */
-int sbx_snapshot_prune(const struct sbx_store *s, const char *sid, long long keep,
-    struct sbx_err *e);
+int sbx_snapshot_prune(const struct sbx_store *s, sbx_snapshot_users_fn users, const char *sid,
+    long long keep, struct sbx_err *e);
 
 
 /* The store's parts, for stores elsewhere (remote.c) */
@@ -151,8 +163,9 @@ long sbx_snap_set_find(const struct sbx_snap_set *a, const char *id);
 /* Whether a kept snapshot names layer hex. */
 int sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex);
 /* Retention's rules (see sbx_snapshot_retain) applied to a, with the live
- * sandboxes of store live (NULL: none) pinning the snapshots they run on. */
+ * sandboxes users lists in store live (either NULL: none) pinning the
+ * snapshots they run on. */
 void sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
-    long long keep_last, double max_age_s, double now);
+    sbx_snapshot_users_fn users, long long keep_last, double max_age_s, double now);
 
 #endif

@@ -17,6 +17,7 @@
 #include "cgroup.h"
 #include "id.h"
 #include "sandbox.h"
+#include "snap.h"
 #include "snapshot.h"
 #include "util.h"
 #include "watchdog.h"
@@ -27,7 +28,8 @@ struct target {
 	struct timespec mtime;   /* new inode, even within one coarse timestamp tick */
 	double deadline;         /* CLOCK_REALTIME seconds */
 	long long limit;         /* memory hard limit in bytes, 0: none */
-	int memfd;
+	int memfd;               /* the tier's handle on its memory use */
+	long long (*memory_used)(int handle);
 	int level;               /* warnings given: 0, 80 or 95 */
 	double snap_every;       /* snapshot.interval_s, 0: none */
 	double next_snap;        /* CLOCK_REALTIME seconds */
@@ -42,9 +44,8 @@ struct target {
 static int
 refresh(const struct sbx_store *s, struct target *t)
 {
+	const struct sbx_driver *drv;
 	struct sbx_manifest m;
-	struct sbx_cg_host h;
-	struct sbx_cgroup cg;
 	struct sbx_err e;
 	struct stat st;
 	char p[1200];
@@ -75,9 +76,11 @@ refresh(const struct sbx_store *s, struct target *t)
 	    (double)m.egress_refresh_s : 0;
 	if (t->resolve_every > 0 && t->next_resolve == 0)
 		t->next_resolve = sbx_realtime() + t->resolve_every;
-	if (t->limit && t->memfd == -1 && m.rt.cgroup && sbx_cgroup_host(&h, NULL) == 0 &&
-	    sbx_cgroup_from_spec(&h, m.rt.cgroup, &cg, NULL) == 0)
-		t->memfd = sbx_cgroup_memory_fd(&cg);
+	if (t->limit && t->memfd == -1 && (drv = sbx_driver_for(&m, NULL)) != NULL &&
+	    drv->memory_open != NULL && drv->memory_used != NULL) {
+		t->memfd = drv->memory_open(s, &m);
+		t->memory_used = drv->memory_used;
+	}
 	sbx_manifest_free(&m);
 	return 0;
 }
@@ -89,7 +92,7 @@ check_memory(const struct sbx_store *s, struct target *t)
 	int pct, level;
 	char msg[160];
 
-	if (t->memfd == -1 || t->limit == 0 || (used = sbx_cgroup_memory_now(t->memfd)) < 0)
+	if (t->memfd == -1 || t->limit == 0 || (used = t->memory_used(t->memfd)) < 0)
 		return;
 	pct = (int)(used * 100 / t->limit);
 	level = pct >= 95 ? 95 : pct >= 80 ? 80 : 0;
@@ -136,8 +139,8 @@ tend(const struct sbx_store *s, struct target *t, double poll)
 		char snap[SBX_ID_MAX + 1];
 
 		/* A sandbox busy being made, snapshotted or paused by others: next time. */
-		if (sbx_snapshot_create(s, t->id, &o, snap, &e) == 0)
-			sbx_snapshot_prune(s, t->id, t->keep, &e);
+		if (sbx_snap_create(s, t->id, &o, snap, &e) == 0)
+			sbx_snapshot_prune(s, sbx_sandbox_users, t->id, t->keep, &e);
 		now = sbx_realtime();
 		t->next_snap = now + t->snap_every;
 		refresh(s, t);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "s3.h"
+#include "url.h"
 #include "tap.h"
 
 static int
@@ -11,7 +12,7 @@ url_ok(const char *u)
 {
 	struct sbx_err e;
 
-	return sbx_s3_url_check(u, &e) == 0;
+	return sbx_url_s3_check(u, &e) == 0;
 }
 
 int

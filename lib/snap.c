@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/* Taking a snapshot of a sandbox: see snap.h. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "driver.h"
+#include "id.h"
+#include "remote.h"
+#include "sandbox.h"
+#include "snap.h"
+#include "snapshot.h"
+#include "util.h"
+
+static int
+oom(struct sbx_err *e)
+{
+	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+}
+
+struct pack_ctx {
+	const struct sbx_driver *drv;
+	const struct sbx_store *s;
+	const struct sbx_manifest *m;
+};
+
+/* The store's packer: the tier writes its writable layer. */
+static int
+pack(void *ctx, int fd, const struct sbx_pack_opts *o, struct sbx_layer_info *li,
+    struct sbx_err *e)
+{
+	const struct pack_ctx *c = ctx;
+
+	return c->drv->capture(c->s, c->m, fd, o, li, e);
+}
+
+/* The source's manifest, as a snapshot keeps it: no state keys, no ID. */
+static int
+copy_manifest(const struct sbx_manifest *m, struct sbx_manifest *out, struct sbx_err *e)
+{
+	int r = sbx_manifest_copy(m, out, e);
+
+	if (r == 0) {
+		sbx_manifest_strip_state(out);
+		free(out->sandbox_id);
+		out->sandbox_id = NULL;
+	}
+	return r;
+}
+
+static int
+create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_opts *opts,
+    char out[SBX_ID_MAX + 1], char **backend, struct sbx_err *e)
+{
+	const struct sbx_driver *drv = NULL;
+	struct pack_ctx pc;
+	struct sbx_snapshot sn;
+	struct sbx_manifest m;
+	char id[SBX_ID_MAX + 1], *was = NULL;
+	int slock = -1, lock = -1, frozen = 0, r = -1, tries;
+	double frozen_at;
+
+	memset(&sn, 0, sizeof sn);
+	sbx_manifest_init(&sn.manifest);
+	sbx_manifest_init(&m);
+	if (sbx_id_check(sid, e) == -1)
+		return -1;
+	if (opts->id != NULL) {
+		if (sbx_id_check(opts->id, e) == -1)
+			return sbx_err_prefix(e, "snapshot ID");
+		snprintf(id, sizeof id, "%s", opts->id);
+	}
+	if ((slock = sbx_snap_lock(s, 0, e)) == -1)
+		return -1;
+	if ((lock = sbx_store_lock(s, sid, 1, 1, e)) == -1)
+		goto out;
+	if (opts->id != NULL && sbx_snapshot_exists(s, id)) {
+		/* A retried step: the snapshot it made is the answer. */
+		if (sbx_snapshot_load(s, id, &sn, e) == -1)
+			goto out;
+		if (sn.source_sandbox == NULL || strcmp(sn.source_sandbox, sid) != 0) {
+			sbx_err_set(e, SBX_EX_DATAERR, "snapshot ID %s is taken by a snapshot of "
+			    "sandbox %s", id, sn.source_sandbox);
+			goto out;
+		}
+		snprintf(out, SBX_ID_MAX + 1, "%s", id);
+		r = 0;
+		goto out;
+	}
+	if (opts->id == NULL) {
+		for (tries = 0; tries < 16; tries++) {
+			if (sbx_id_new("snap-", id, sizeof id, e) == -1)
+				goto out;
+			if (!sbx_snapshot_exists(s, id))
+				break;
+		}
+		if (tries == 16) {
+			sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a snapshot ID");
+			goto out;
+		}
+	}
+	if (sbx_sandbox_view(s, sid, &m, e) == -1 || (drv = sbx_driver_for(&m, e)) == NULL)
+		goto out;
+	if (!m.has_rt || m.status == NULL || strcmp(m.status, "provisioning") == 0 ||
+	    strcmp(m.status, "cleanup") == 0) {
+		sbx_err_set(e, SBX_EX_TEMPFAIL, "sandbox is %s; try again",
+		    m.status ? m.status : "being made");
+		goto out;
+	}
+	/* A running sandbox is frozen while its layer is read; a paused one is
+	 * frozen already; a terminated one has nothing running. */
+	frozen_at = sbx_realtime();
+	if (strcmp(m.status, "ready") == 0 || strcmp(m.status, "executing") == 0) {
+		if ((was = strdup("ready")) == NULL) {
+			oom(e);
+			goto out;
+		}
+		free(m.status);
+		m.status = strdup("ready");
+		if (sbx_state_transition(&m, "snapshotting", e) == -1 || sbx_state_save(s, &m, e) == -1)
+			goto out;
+		if (drv->freeze(&m, 1, e) == -1) {
+			sbx_err_prefix(e, "cannot freeze the sandbox for a consistent snapshot");
+			goto restore;
+		}
+		frozen = 1;
+		sbx_crash_point("snap-frozen");
+	}
+	if ((sn.snapshot_id = strdup(id)) == NULL || (sn.source_sandbox = strdup(sid)) == NULL ||
+	    (sn.reason = strdup(opts->reason ? opts->reason : "manual")) == NULL ||
+	    sbx_time_set(&sn.created_at, sbx_realtime()) == -1) {
+		oom(e);
+		goto restore;
+	}
+	pc.drv = drv;
+	pc.s = s;
+	pc.m = &m;
+	if (drv->capture == NULL) {
+		sbx_driver_cannot(drv, "capture its writable layer", e);
+		goto restore;
+	}
+	if (sbx_snapshot_capture(s, &m, frozen_at, pack, &pc, &sn, e) == -1)
+		goto restore;
+	if (frozen) {
+		struct sbx_err te;
+
+		if (drv->freeze(&m, 0, &te) == 0)
+			frozen = 0;
+	}
+	if (copy_manifest(&m, &sn.manifest, e) == -1 || sbx_snapshot_save(s, &sn, e) == -1)
+		goto restore;
+	sbx_crash_point("snap-saved");
+	snprintf(out, SBX_ID_MAX + 1, "%s", id);
+	r = 0;
+restore:
+	if (frozen && drv->freeze(&m, 0, r == 0 ? e : NULL) == -1 && r == 0)
+		r = -1;
+	if (was != NULL) {
+		struct sbx_err se;
+
+		free(m.status);
+		m.status = was;
+		was = NULL;
+		if (r == 0) {
+			free(m.snapshot.last_snapshot_id);
+			m.snapshot.last_snapshot_id = strdup(id);
+		}
+		if (sbx_state_save(s, &m, r == 0 ? e : &se) == -1)
+			r = -1;
+	} else if (r == 0 && strcmp(m.status, "terminated") != 0) {
+		free(m.snapshot.last_snapshot_id);
+		m.snapshot.last_snapshot_id = strdup(id);
+		sbx_state_save(s, &m, NULL);
+	}
+	sbx_audit(s, sid, "snapshot", r == 0 ? "ok" : "error", r == 0 ? id : e->msg, NULL);
+	if (r == 0 && sbx_remote_is_s3(m.snapshot.storage_backend) &&
+	    (*backend = strdup(m.snapshot.storage_backend)) == NULL)
+		r = oom(e);
+out:
+	free(was);
+	sbx_snapshot_free(&sn);
+	sbx_manifest_free(&m);
+	if (lock != -1)
+		close(lock);
+	close(slock);
+	return r;
+}
+
+int
+sbx_snap_create(const struct sbx_store *s, const char *sid,
+    const struct sbx_snap_opts *opts, char out[SBX_ID_MAX + 1], struct sbx_err *e)
+{
+	char *backend = NULL;
+	int r;
+
+	if (create_local(s, sid, opts, out, &backend, e) == -1)
+		return -1;
+	if (backend == NULL)
+		return 0;
+	/* The sandbox's snapshots go to its store; this host keeps them too. */
+	r = sbx_remote_push(s, backend, out, NULL, NULL, e);
+	if (r == -1)
+		sbx_err_prefix(e, "snapshot %s was made here but not pushed to %s", out, backend);
+	free(backend);
+	return r;
+}
