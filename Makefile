@@ -12,7 +12,17 @@ VERSION := 0.1.0
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-SBX_CFLAGS := -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -Ilib \
+# lib/'s folders are layers, bottom first (lib/README): each is compiled with
+# only itself and the folders below it on the include path, so an include
+# that points up fails the build; cmd/ and the tests see them all.
+LAYERS := core store host tier life
+inc_core := -Ilib/core
+inc_store := -Ilib/store $(inc_core)
+inc_host := -Ilib/host $(inc_store)
+inc_tier := -Ilib/tier $(inc_host)
+inc_life := -Ilib/life $(inc_tier)
+ALL_INC := $(LAYERS:%=-Ilib/%)
+SBX_CFLAGS := -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' \
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wno-format-truncation \
 	-fstack-protector-strong -fstack-clash-protection -fPIE -pthread
 SBX_LDFLAGS := -pthread -pie -Wl,-z,relro,-z,now,-z,noexecstack
@@ -28,7 +38,8 @@ B := build/rel
 endif
 
 PROGS := sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause sbx-snap sbx-fork
-LIB_SRC := $(wildcard lib/*.c)
+LIB_SRC := $(wildcard $(LAYERS:%=lib/%/*.c))
+LIB_H := $(wildcard $(LAYERS:%=lib/%/*.h))
 LIB_OBJ := $(LIB_SRC:lib/%.c=$(B)/lib/%.o)
 BINS := $(PROGS:%=$(B)/bin/%)
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -43,20 +54,20 @@ HOSTILE := $(patsubst tests/hostile/%.c,$(B)/hostile/%,$(wildcard tests/hostile/
 
 all: $(BINS) $(MANS)
 
-$(B)/lib/%.o: lib/%.c lib/*.h
+$(B)/lib/%.o: lib/%.c $(LIB_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SBX_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(inc_$(firstword $(subst /, ,$*))) -c -o $@ $<
 
 $(B)/libsbx.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
-$(B)/bin/%: cmd/%.c $(B)/libsbx.a lib/*.h
+$(B)/bin/%: cmd/%.c $(B)/libsbx.a $(LIB_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
+	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(ALL_INC) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
 
-$(B)/unit/%: tests/unit/%.c $(B)/libsbx.a lib/*.h
+$(B)/unit/%: tests/unit/%.c $(B)/libsbx.a $(LIB_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
+	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(ALL_INC) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
 
 # Hostile programs, run inside sandboxes by tests/35-hostile.bats.
 $(B)/hostile/%: tests/hostile/%.c
@@ -68,15 +79,15 @@ $(B)/hostile/%.sh: tests/hostile/%.sh
 	install -m 755 $< $@
 
 # The fuzz targets built without libFuzzer: the suite replays the corpora with them.
-$(B)/replay/%: tests/fuzz/%.c tests/fuzz/driver.c $(B)/libsbx.a lib/*.h
+$(B)/replay/%: tests/fuzz/%.c tests/fuzz/driver.c $(B)/libsbx.a $(LIB_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< tests/fuzz/driver.c \
+	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(ALL_INC) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< tests/fuzz/driver.c \
 		$(B)/libsbx.a $(LIBS)
 
 # libFuzzer (clang) with ASan and UBSan, the library instrumented too.
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) lib/*.h
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(LIB_H)
 	@mkdir -p $(@D)
-	clang -g -O1 -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -Ilib \
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' $(ALL_INC) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o $@ $< $(LIB_SRC) $(LIBS)
 
@@ -125,19 +136,22 @@ $(B)/bench/floor: tests/bench/floor.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o $@ $<
 
-# Static checks: C (cppcheck, clang-tidy, gcc -fanalyzer), every shell script,
+# Static checks: C (cppcheck, clang-tidy, gcc -fanalyzer), lib/'s layers and
+# include circles (contrib/lint/layers.sh), every shell script,
 # bats file and completion (shellcheck, bash -n, zsh -n, fish -n).
 lint:
 	@contrib/install-deps.sh lint
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		-D_GNU_SOURCE -Ilib lib cmd
-	clang-tidy --quiet lib/*.c cmd/*.c -- -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' -Ilib
-	@for f in lib/*.c cmd/*.c; do \
-		$(CC) -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' -Ilib -fanalyzer -Werror -O1 \
+		-D_GNU_SOURCE $(ALL_INC) lib cmd
+	clang-tidy --quiet $(LIB_SRC) cmd/*.c -- -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' $(ALL_INC)
+	contrib/lint/layers.sh lib
+	@for f in $(LIB_SRC) cmd/*.c; do \
+		$(CC) -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' $(ALL_INC) -fanalyzer -Werror -O1 \
 			-c -o /dev/null $$f || exit 1; \
 	done
 	shellcheck tests/run tests/helpers.bash tests/netlib.bash tests/*.bats tests/bench/run tests/hostile/*.sh \
-		tests/s3/*.sh tests/s3/lib.bash tests/slurm/*.sh contrib/*.sh contrib/scale-out/*.sbatch \
+		tests/s3/*.sh tests/s3/lib.bash tests/slurm/*.sh contrib/*.sh contrib/lint/*.sh \
+		contrib/scale-out/*.sbatch \
 		.ci/run \
 		completions/sbx.bash
 	bash -n completions/sbx.bash

@@ -367,7 +367,7 @@ socketpair ok" ]
 
 @test "a seccomp policy file is checked by a dry run, compiled at provision and kept: editing it changes no live sandbox" {
 	repo=$BATS_TEST_DIRNAME/..
-	{ sed -n '/allowed\[\] = {/,/NULL/p' "$repo/lib/seccomp_profile.c" | grep -o '"[a-z0-9_]*"' |
+	{ sed -n '/allowed\[\] = {/,/NULL/p' "$repo/lib/host/seccomp_profile.c" | grep -o '"[a-z0-9_]*"' |
 		tr -d '"' | grep -vx mkdir | sed 's/^/allow /'; echo 'allow ioctl'; echo 'allow clone'
 		echo 'deny mkdir'; } > "$WORK/p.seccomp"
 	printf 'security: {seccomp: %s}\n' "$WORK/p.seccomp" > "$WORK/m.yaml"

@@ -1696,6 +1696,7 @@ const struct sbx_driver sbx_driver_namespace = {
 	.memory_open = sbx_ns_memory_open,
 	.memory_used = sbx_ns_memory_used,
 	.repin = sbx_ns_repin,
+	.repinned = sbx_ns_repinned,
 	.sweep = sbx_ns_sweep,
 	/* No checkpoint or restore: CRIU is what this tier would need. */
 };

@@ -81,6 +81,9 @@ struct sbx_driver {
 	 * anything did and m->rt.egress_pins holds the new pins. */
 	int (*repin)(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
 	    struct sbx_err *e);
+	/* After the lifecycle has saved repin's new pins: tell what reads them
+	 * from the state (may be NULL). */
+	void (*repinned)(const struct sbx_manifest *m);
 	/* Remove what this tier left behind that no sandbox of s owns any more
 	 * (kernel objects, networks, shared trees). With busy set, a sandbox is
 	 * being made: leave what it may be about to use. */

@@ -16,6 +16,7 @@ int sbx_ns_memory_open(const struct sbx_store *s, const struct sbx_manifest *m);
 long long sbx_ns_memory_used(int handle);
 int sbx_ns_repin(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
     struct sbx_err *e);
+void sbx_ns_repinned(const struct sbx_manifest *m);
 void sbx_ns_sweep(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report report,
     void *ctx);
 

@@ -50,13 +50,17 @@ int
 sbx_ns_repin(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
     struct sbx_err *e)
 {
-	if (sbx_net_refresh(s, m, changed, e) == -1)
-		return -1;
-	/* The relay checks TLS and HTTP names against the new addresses from now on. */
-	if (*changed && m->rt.relay_pid > 0 &&
+	return sbx_net_refresh(s, m, changed, e);
+}
+
+/* The relay rereads the pins from the state: it checks TLS and HTTP names
+ * against the new addresses from now on. */
+void
+sbx_ns_repinned(const struct sbx_manifest *m)
+{
+	if (m->rt.relay_pid > 0 &&
 	    sbx_proc_alive((pid_t)m->rt.relay_pid, (unsigned long long)m->rt.relay_start_ticks))
 		kill((pid_t)m->rt.relay_pid, SIGHUP);
-	return 0;
 }
 
 /* Cgroups of sandboxes whose state is gone (a destroy killed midway). */

@@ -450,6 +450,8 @@ sbx_sandbox_egress_refresh(const struct sbx_store *s, const char *id, struct sbx
 	r = 0;
 	if (!changed)
 		goto out;
+	if (drv->repinned != NULL)
+		drv->repinned(&m);
 	for (i = 0; i < m.rt.egress_pins.n; i++)
 		snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "%s%s",
 		    i ? ", " : "pinned ", m.rt.egress_pins.v[i]);
