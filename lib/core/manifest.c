@@ -16,7 +16,7 @@
 #include "util.h"
 
 enum ftype { F_STR, F_INT, F_NUM, F_BOOL, F_MAP, F_STRV, F_MOUNTS, F_TMPFS, F_ENV, F_USER,
-	F_PORTS };
+	F_PORTS, F_TIER };
 
 typedef int (*check_fn)(const char *s, char *why, size_t size);
 
@@ -321,22 +321,15 @@ static const struct field trace_fields[] = {
 };
 
 static const struct field rt_fields[] = {
-	{ "pid", F_INT, RT(pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
-	{ "start_ticks", F_INT, RT(start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
-	{ "uid_base", F_INT, RT(uid_base), 0, 4294967295.0, NULL, NULL, NULL, 0, 0 },
-	{ "gid_base", F_INT, RT(gid_base), 0, 4294967295.0, NULL, NULL, NULL, 0, 0 },
-	{ "id_count", F_INT, RT(id_count), 1, 4294967295.0, NULL, NULL, NULL, 0, 0 },
-	{ "cgroup", F_STR, RT(cgroup), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "watchdog_pid", F_INT, RT(watchdog_pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
 	{ "watchdog_start_ticks", F_INT, RT(watchdog_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
-	{ "rootless", F_BOOL, RT(rootless), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "one_shot", F_BOOL, RT(one_shot), 0, 0, NULL, NULL, NULL, 0, 0 },
-	{ "net_addr", F_STR, RT(net_addr), 0, 0, NULL, NULL, NULL, 0, 0 },
-	{ "relay_pid", F_INT, RT(relay_pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
-	{ "relay_start_ticks", F_INT, RT(relay_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
 	{ "egress_pins", F_STRV, RT(egress_pins), 0, 0, NULL, NULL, NULL, 0, 0 },
-	{ "skeleton", F_STR, RT(skeleton), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "seccomp_digest", F_STR, RT(seccomp_digest), 0, 0, NULL, NULL, NULL, 0, 0 },
+	/* Each tier's own, under its name (one per sandbox). */
+	{ "namespace", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "oci", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "microvm", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	END
 };
 
@@ -630,6 +623,38 @@ parse_env(struct ctx *c, const struct sbx_node *n, struct sbx_manifest *m)
 	return 0;
 }
 
+/* runtime_state.<tier>: kept as written, a map of plain words and strings. */
+static int
+parse_tier(struct ctx *c, const struct sbx_node *v, const char *key, struct sbx_manifest *m)
+{
+	struct sbx_node *copy;
+	size_t i;
+
+	if (want(c, v, SBX_MAP, key) == -1)
+		return -1;
+	if (m->rt.tier_state != NULL)
+		return nerr(c, v, "runtime_state: %s and %s: one tier's state only", m->rt.tier, key);
+	if ((copy = sbx_node_new(SBX_MAP)) == NULL)
+		return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
+	for (i = 0; i < v->n; i += 2) {
+		const struct sbx_node *val = v->kids[i + 1];
+		struct sbx_node *n;
+
+		if (want(c, val, SBX_SCALAR, v->kids[i]->str) == -1) {
+			sbx_node_free(copy);
+			return -1;
+		}
+		n = val->plain ? sbx_node_raw(val->str) : sbx_node_str(val->str);
+		if (n == NULL || sbx_node_add(copy, v->kids[i]->str, n) == -1) {
+			sbx_node_free(copy);
+			return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
+		}
+	}
+	snprintf(m->rt.tier, sizeof m->rt.tier, "%s", key);
+	m->rt.tier_state = copy;
+	return 0;
+}
+
 static int
 parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, struct sbx_manifest *m,
     void *base)
@@ -702,6 +727,8 @@ parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, stru
 		return parse_tmpfs(c, v, m);
 	case F_ENV:
 		return parse_env(c, v, m);
+	case F_TIER:
+		return parse_tier(c, v, f->key, m);
 	}
 	return 0;
 }
@@ -768,10 +795,7 @@ sbx_manifest_init(struct sbx_manifest *m)
 	m->egress_refresh_s = SBX_UNSET_INT;
 	m->security.no_new_privileges = m->security.landlock = m->security.landlock_network = -1;
 	sbx_trace_init(&m->trace);
-	m->rt.pid = m->rt.start_ticks = SBX_UNSET_INT;
-	m->rt.uid_base = m->rt.gid_base = m->rt.id_count = SBX_UNSET_INT;
 	m->rt.watchdog_pid = m->rt.watchdog_start_ticks = SBX_UNSET_INT;
-	m->rt.relay_pid = m->rt.relay_start_ticks = SBX_UNSET_INT;
 }
 
 void
@@ -789,25 +813,124 @@ sbx_manifest_strip_state(struct sbx_manifest *m)
 	free(m->status);
 	free(m->created_at);
 	free(m->expires_at);
-	free(m->rt.cgroup);
 	free(m->kill_reason);
 	free(m->last_warning);
 	free(m->snapshot.last_snapshot_id);
-	m->status = m->created_at = m->expires_at = m->rt.cgroup = NULL;
+	m->status = m->created_at = m->expires_at = NULL;
 	m->kill_reason = m->last_warning = m->snapshot.last_snapshot_id = NULL;
 	sbx_trace_free(&m->trace);
 	m->has_trace = 0;
 	m->has_rt = 0;
-	m->rt.pid = m->rt.start_ticks = SBX_UNSET_INT;
-	m->rt.uid_base = m->rt.gid_base = m->rt.id_count = SBX_UNSET_INT;
 	m->rt.watchdog_pid = m->rt.watchdog_start_ticks = SBX_UNSET_INT;
-	m->rt.rootless = m->rt.one_shot = 0;
-	free(m->rt.net_addr);
-	free(m->rt.skeleton);
+	m->rt.one_shot = 0;
 	free(m->rt.seccomp_digest);
-	m->rt.net_addr = m->rt.skeleton = m->rt.seccomp_digest = NULL;
-	m->rt.relay_pid = m->rt.relay_start_ticks = SBX_UNSET_INT;
+	m->rt.seccomp_digest = NULL;
 	sbx_strv_free(&m->rt.egress_pins);
+	sbx_node_free(m->rt.tier_state);
+	m->rt.tier_state = NULL;
+	m->rt.tier[0] = '\0';
+}
+
+/* The tier's runtime state */
+
+static const struct sbx_node *
+rt_get(const struct sbx_manifest *m, const char *key)
+{
+	const struct sbx_node *v;
+
+	if (m->rt.tier_state == NULL || (v = sbx_node_get(m->rt.tier_state, key)) == NULL ||
+	    v->type != SBX_SCALAR || (v->plain && strcmp(v->str, "null") == 0))
+		return NULL;
+	return v;
+}
+
+long long
+sbx_rt_int(const struct sbx_manifest *m, const char *key)
+{
+	const struct sbx_node *v = rt_get(m, key);
+	char *end;
+	long long n;
+
+	if (v == NULL || !v->plain)
+		return SBX_UNSET_INT;
+	errno = 0;
+	n = strtoll(v->str, &end, 10);
+	return errno || end == v->str || *end ? SBX_UNSET_INT : n;
+}
+
+const char *
+sbx_rt_str(const struct sbx_manifest *m, const char *key)
+{
+	const struct sbx_node *v = rt_get(m, key);
+
+	return v ? v->str : NULL;
+}
+
+int
+sbx_rt_bool(const struct sbx_manifest *m, const char *key)
+{
+	const struct sbx_node *v = rt_get(m, key);
+
+	return v != NULL && v->plain && strcmp(v->str, "true") == 0;
+}
+
+/* Put v (NULL: remove) under key, making the map on first use. */
+static int
+rt_put(struct sbx_manifest *m, const char *key, struct sbx_node *v)
+{
+	struct sbx_node *t = m->rt.tier_state;
+	size_t i;
+
+	if (t == NULL) {
+		if (v == NULL)
+			return 0;
+		if ((t = m->rt.tier_state = sbx_node_new(SBX_MAP)) == NULL) {
+			sbx_node_free(v);
+			return -1;
+		}
+		snprintf(m->rt.tier, sizeof m->rt.tier, "%s",
+		    m->isolation_level ? m->isolation_level : "namespace");
+	}
+	for (i = 0; i < t->n; i += 2) {
+		if (strcmp(t->kids[i]->str, key) != 0)
+			continue;
+		sbx_node_free(t->kids[i + 1]);
+		if (v != NULL) {
+			t->kids[i + 1] = v;
+			return 0;
+		}
+		sbx_node_free(t->kids[i]);
+		memmove(&t->kids[i], &t->kids[i + 2], (t->n - i - 2) * sizeof *t->kids);
+		t->n -= 2;
+		return 0;
+	}
+	if (v == NULL)
+		return 0;
+	return sbx_node_add(t, key, v);
+}
+
+int
+sbx_rt_set_int(struct sbx_manifest *m, const char *key, long long v)
+{
+	struct sbx_node *n = v == SBX_UNSET_INT ? NULL : sbx_node_int(v);
+
+	return v != SBX_UNSET_INT && n == NULL ? -1 : rt_put(m, key, n);
+}
+
+int
+sbx_rt_set_str(struct sbx_manifest *m, const char *key, const char *v)
+{
+	struct sbx_node *n = v == NULL ? NULL : sbx_node_str(v);
+
+	return v != NULL && n == NULL ? -1 : rt_put(m, key, n);
+}
+
+int
+sbx_rt_set_bool(struct sbx_manifest *m, const char *key, int v)
+{
+	struct sbx_node *n = sbx_node_bool(v);
+
+	return n == NULL ? -1 : rt_put(m, key, n);
 }
 
 void
@@ -1108,6 +1231,17 @@ tree_field(const struct sbx_manifest *m, const struct field *f)
 		for (i = 0; i < m->n_env; i++)
 			sbx_node_add(n, m->env[i].key, sbx_node_str(m->env[i].val));
 		return n;
+	case F_TIER: {
+		const struct sbx_node *t = m->rt.tier_state;
+
+		if (t == NULL || t->n == 0 || strcmp(m->rt.tier, f->key) != 0 ||
+		    (n = sbx_node_new(SBX_MAP)) == NULL)
+			return NULL;
+		for (i = 0; i < t->n; i += 2)
+			sbx_node_add(n, t->kids[i]->str, t->kids[i + 1]->plain ?
+			    sbx_node_raw(t->kids[i + 1]->str) : sbx_node_str(t->kids[i + 1]->str));
+		return n;
+	}
 	}
 	return NULL;
 }

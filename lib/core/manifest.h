@@ -75,18 +75,16 @@ struct sbx_trace {
 };
 
 /* What the namespace driver needs to find a sandbox's kernel objects again. */
+/* What the lifecycle keeps of a live sandbox, whatever its tier. */
 struct sbx_runtime {
-	long long pid, start_ticks;   /* the init process, and its start time */
-	long long uid_base, gid_base, id_count;
-	char *cgroup;                 /* cgroup path below the driver's parent */
 	long long watchdog_pid, watchdog_start_ticks;
-	int rootless;
 	int one_shot;                 /* made by a one-shot run (sbx-run -m), gone with it */
-	char *net_addr;               /* egress-allow-list: the veth pair's /30 */
-	long long relay_pid, relay_start_ticks;
 	struct sbx_strv egress_pins;  /* "NAME ADDRESS": host names as resolved at provision */
-	char *skeleton;               /* rootfs host: the shared skeleton below its own lower */
 	char *seccomp_digest;         /* security.seccomp PATH: "sha256:HEX" of the program kept */
+	/* runtime_state.<tier>: the tier's own state, a map of scalars that
+	 * only its driver reads and writes (sbx_rt_*); tier names its key. */
+	char tier[16];
+	struct sbx_node *tier_state;
 };
 
 struct sbx_manifest {
@@ -115,6 +113,19 @@ struct sbx_manifest {
 	struct sbx_runtime rt;
 	int has_rt;
 };
+
+/*
+ * The tier's own runtime state (runtime_state.<tier>), by key: an integer
+ * (SBX_UNSET_INT when absent or not one), a string (NULL when absent), a
+ * boolean (0 when absent). Setting makes the map, under m's isolation_level,
+ * on first use; a NULL string removes the key. -1: out of memory.
+ */
+long long sbx_rt_int(const struct sbx_manifest *m, const char *key);
+const char *sbx_rt_str(const struct sbx_manifest *m, const char *key);
+int sbx_rt_bool(const struct sbx_manifest *m, const char *key);
+int sbx_rt_set_int(struct sbx_manifest *m, const char *key, long long v);
+int sbx_rt_set_str(struct sbx_manifest *m, const char *key, const char *v);
+int sbx_rt_set_bool(struct sbx_manifest *m, const char *key, int v);
 
 /* Parse and validate a manifest or state document; sets no defaults. */
 int sbx_manifest_parse(const char *name, const char *buf, size_t len, struct sbx_manifest *m,

@@ -441,9 +441,9 @@ lease_of(const struct sbx_manifest *m, uint32_t *net)
 	struct in_addr a;
 	char buf[32];
 
-	if (m->rt.net_addr == NULL)
+	if (sbx_rt_str(m, "net_addr") == NULL)
 		return -1;
-	snprintf(buf, sizeof buf, "%s", m->rt.net_addr);
+	snprintf(buf, sizeof buf, "%s", sbx_rt_str(m, "net_addr"));
 	buf[strcspn(buf, "/")] = '\0';
 	if (inet_pton(AF_INET, buf, &a) != 1)
 		return -1;
@@ -875,8 +875,7 @@ sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, str
 	}
 	addr_str(l.net, buf, sizeof buf);
 	snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "/30");
-	free(m->rt.net_addr);
-	if ((m->rt.net_addr = strdup(buf)) == NULL) {
+	if (sbx_rt_set_str(m, "net_addr", buf) == -1) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		goto fail;
 	}
@@ -910,11 +909,15 @@ sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, str
 		goto fail;
 	if ((relay = relay_start(&c, pid, e)) == -1)
 		goto fail;
-	m->rt.relay_pid = relay;
-	m->rt.relay_start_ticks = (long long)sbx_proc_starttime(relay);
 	l.relay_pid = relay;
-	l.relay_ticks = m->rt.relay_start_ticks;
+	l.relay_ticks = (long long)sbx_proc_starttime(relay);
 	lease_write(&l, 0, NULL);
+	if (sbx_rt_set_int(m, "relay_pid", relay) == -1 ||
+	    sbx_rt_set_int(m, "relay_start_ticks", l.relay_ticks) == -1) {
+		kill(relay, SIGKILL);
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto fail;
+	}
 	/* The host's end comes up only once the rules are in place. */
 	if (rules_add(&k, &p, pool, pool_prefix, port4, port6, e) == -1)
 		goto fail;
@@ -991,7 +994,7 @@ sbx_net_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct 
 	if (lease_read(net, &l) == -1 || strcmp(l.root, s->root) != 0 ||
 	    strcmp(l.id, m->sandbox_id) != 0)
 		return 0;
-	return teardown(net, m->rt.relay_pid, m->rt.relay_start_ticks, e);
+	return teardown(net, sbx_rt_int(m, "relay_pid"), sbx_rt_int(m, "relay_start_ticks"), e);
 }
 
 int

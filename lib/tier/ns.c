@@ -164,9 +164,10 @@ pick_ids(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	unsigned char *used = NULL;
 
 	if (s->rootless) {
-		m->rt.uid_base = geteuid();
-		m->rt.gid_base = getegid();
-		m->rt.id_count = 1;
+		if (sbx_rt_set_int(m, "uid_base", geteuid()) == -1 ||
+		    sbx_rt_set_int(m, "gid_base", getegid()) == -1 ||
+		    sbx_rt_set_int(m, "id_count", 1) == -1)
+			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		return 0;
 	}
 	if (sbx_read_file("/etc/subuid", 1 << 20, &sub, NULL, NULL) == 0) {
@@ -205,9 +206,13 @@ pick_ids(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		sbx_err_set(e, SBX_EX_TEMPFAIL, "no free host ID range for another sandbox");
 		goto out;
 	}
-	m->rt.uid_base = m->rt.gid_base = base + slot * ID_RANGE;
-	m->rt.id_count = ID_RANGE;
-	snprintf(buf, sizeof buf, "%lld\n", m->rt.uid_base);
+	if (sbx_rt_set_int(m, "uid_base", base + slot * ID_RANGE) == -1 ||
+	    sbx_rt_set_int(m, "gid_base", base + slot * ID_RANGE) == -1 ||
+	    sbx_rt_set_int(m, "id_count", ID_RANGE) == -1) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	snprintf(buf, sizeof buf, "%lld\n", base + slot * ID_RANGE);
 	/* Not synced: a range matters only while its sandbox lives, and a host
 	 * crash ends every sandbox. */
 	if (sbx_store_path(s, m->sandbox_id, "ids", path, sizeof path, e) == -1 ||
@@ -228,17 +233,17 @@ write_maps(pid_t pid, const struct sbx_manifest *m, struct sbx_err *e)
 {
 	char p[64], v[128];
 
-	if (m->rt.rootless) {
+	if (sbx_rt_bool(m, "rootless")) {
 		snprintf(p, sizeof p, "/proc/%d/setgroups", (int)pid);
 		if (sbx_write_str(p, "deny") == -1)
 			return sbx_err_sys(e, SBX_EX_OSERR, "%s", p);
 	}
 	snprintf(p, sizeof p, "/proc/%d/uid_map", (int)pid);
-	snprintf(v, sizeof v, "0 %lld %lld\n", m->rt.uid_base, m->rt.id_count);
+	snprintf(v, sizeof v, "0 %lld %lld\n", sbx_rt_int(m, "uid_base"), sbx_rt_int(m, "id_count"));
 	if (sbx_write_str(p, v) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p);
 	snprintf(p, sizeof p, "/proc/%d/gid_map", (int)pid);
-	snprintf(v, sizeof v, "0 %lld %lld\n", m->rt.gid_base, m->rt.id_count);
+	snprintf(v, sizeof v, "0 %lld %lld\n", sbx_rt_int(m, "gid_base"), sbx_rt_int(m, "id_count"));
 	if (sbx_write_str(p, v) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p);
 	return 0;
@@ -444,7 +449,7 @@ idmapped_layers(pid_t pid, const struct sbx_lowers *lw, int *fds, struct sbx_err
 static int
 mapped_source(const struct sbx_manifest *m, size_t i)
 {
-	return !m->rt.rootless && m->mounts[i].idmap == 1;
+	return !sbx_rt_bool(m, "rootless") && m->mounts[i].idmap == 1;
 }
 
 /*
@@ -519,8 +524,8 @@ idmapped_source(const struct sbx_store *s, const struct sbx_manifest *m, size_t 
 	}
 	if (sbx_policy_never_fd(s, path, m->mounts[i].host, what, e) == -1 ||
 	    fstat(path, &st) == -1 ||
-	    (uns = pair_userns((unsigned)st.st_uid, (unsigned)m->rt.uid_base + uid,
-	    (unsigned)st.st_gid, (unsigned)m->rt.gid_base + gid, e)) == -1)
+	    (uns = pair_userns((unsigned)st.st_uid, (unsigned)sbx_rt_int(m, "uid_base") + uid,
+	    (unsigned)st.st_gid, (unsigned)sbx_rt_int(m, "gid_base") + gid, e)) == -1)
 		goto out;
 	attr.userns_fd = (unsigned)uns;
 	if (strcmp(m->mounts[i].mode, "rw") != 0)
@@ -569,13 +574,13 @@ init_main(const struct sbx_store *s, const struct sbx_manifest *m,
 	struct init_msg msg = { 0 };
 	struct sbx_rootfs_fds f;
 	int fds[GO_FDS], srcfds[SBX_MAX_MOUNTS];
-	int mapped = !m->rt.rootless && (lw->n > 0 || lw->skel != NULL);
+	int mapped = !sbx_rt_bool(m, "rootless") && (lw->n > 0 || lw->skel != NULL);
 	size_t nl = mapped ? lw->n + (lw->skel != NULL) : 0, ns = 0, i;
 
 	/* Closed to the sandbox's processes (/proc/1/mem, fd, environ), where the
 	 * runs' setns allows it: the host's root reaches it anyway, a rootless
 	 * caller only while it is dumpable (init_settle confines it instead). */
-	if (!m->rt.rootless)
+	if (!sbx_rt_bool(m, "rootless"))
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	for (i = 0; i < m->n_mounts; i++)
 		ns += mapped_source(m, i);
@@ -642,9 +647,9 @@ static int
 cgroup_of(const struct sbx_manifest *m, struct sbx_cg_host *h, struct sbx_cgroup *cg,
     struct sbx_err *e)
 {
-	if (m->rt.cgroup == NULL)
+	if (sbx_rt_str(m, "cgroup") == NULL)
 		return 0;
-	if (sbx_cgroup_host(h, e) == -1 || sbx_cgroup_from_spec(h, m->rt.cgroup, cg, e) == -1)
+	if (sbx_cgroup_host(h, e) == -1 || sbx_cgroup_from_spec(h, sbx_rt_str(m, "cgroup"), cg, e) == -1)
 		return -1;
 	return 1;
 }
@@ -711,12 +716,12 @@ go_init(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	size_t n = 0, i;
 
 	memset(fds, -1, sizeof fds);
-	if (!m->rt.rootless && (lw->n > 0 || lw->skel != NULL)) {
+	if (!sbx_rt_bool(m, "rootless") && (lw->n > 0 || lw->skel != NULL)) {
 		if ((k = idmapped_layers(pid, lw, fds, e)) == -1)
 			return -1;
 		n = (size_t)k;
 	}
-	if (!m->rt.rootless) {
+	if (!sbx_rt_bool(m, "rootless")) {
 		if (idmapped_sources(s, m, srcs, e) == -1)
 			goto out;
 		for (i = 0; i < m->n_mounts; i++)
@@ -743,7 +748,7 @@ protect_init(pid_t pid, const struct sbx_manifest *m)
 {
 	char p[64];
 
-	if (m->rt.rootless)
+	if (sbx_rt_bool(m, "rootless"))
 		return;
 	snprintf(p, sizeof p, "/proc/%d/oom_score_adj", (int)pid);
 	(void)sbx_write_str(p, "-1000");
@@ -765,15 +770,17 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	ssize_t n;
 
 	m->has_rt = 1;
-	m->rt.rootless = s->rootless;
+	if (sbx_rt_set_bool(m, "rootless", s->rootless) == -1)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	memset(&lw, 0, sizeof lw);
 	memset(cgfds, -1, sizeof cgfds);
 	if (sbx_net_prepare(m, e) == -1 || pick_ids(s, m, e) == -1 ||
-	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, &lw, e) == -1) {
+	    sbx_rootfs_prepare(s, m, (uid_t)sbx_rt_int(m, "uid_base"),
+	    (gid_t)sbx_rt_int(m, "gid_base"), &lw, e) == -1) {
 		sbx_lowers_free(&lw);
 		return -1;
 	}
-	if (lw.skel != NULL && (m->rt.skeleton = strdup(strrchr(lw.skel, '/') + 1)) == NULL) {
+	if (lw.skel != NULL && sbx_rt_set_str(m, "skeleton", strrchr(lw.skel, '/') + 1) == -1) {
 		sbx_lowers_free(&lw);
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	}
@@ -785,7 +792,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	if (sbx_cgroup_host(&h, e) == 0 && sbx_cgroup_create(&h, s->group, m->sandbox_id, &cg, e) == 0) {
 		have_cg = 1;
 		if (sbx_cgroup_spec(&cg, &h, spec, sizeof spec) == -1 ||
-		    (m->rt.cgroup = strdup(spec)) == NULL) {
+		    sbx_rt_set_str(m, "cgroup", spec) == -1) {
 			sbx_err_set(e, SBX_EX_SOFTWARE, "cgroup path too long");
 			goto fail;
 		}
@@ -842,7 +849,10 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 			close(cgfds[i]);
 			cgfds[i] = -1;
 		}
-	m->rt.pid = pid;
+	if (sbx_rt_set_int(m, "pid", pid) == -1) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto fail;
+	}
 	sbx_crash_point("create-cloned");
 	if (write_maps(pid, m, e) == -1)
 		goto fail;
@@ -861,7 +871,10 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 			sbx_err_set(e, SBX_EX_OSERR, "the sandbox's init died while setting up");
 		goto fail;
 	}
-	m->rt.start_ticks = (long long)sbx_proc_starttime(pid);
+	if (sbx_rt_set_int(m, "start_ticks", (long long)sbx_proc_starttime(pid)) == -1) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto fail;
+	}
 	close(go[1]);
 	close(st[0]);
 	sbx_lowers_free(&lw);
@@ -892,8 +905,8 @@ fail:
 static int
 ns_alive(const struct sbx_manifest *m)
 {
-	return m->rt.pid > 0 && sbx_proc_alive((pid_t)m->rt.pid,
-	    (unsigned long long)m->rt.start_ticks);
+	return sbx_rt_int(m, "pid") > 0 && sbx_proc_alive((pid_t)sbx_rt_int(m, "pid"),
+	    (unsigned long long)sbx_rt_int(m, "start_ticks"));
 }
 
 static int
@@ -907,9 +920,9 @@ ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 	 * and init dies last, and with it go the mounts and the network namespace.
 	 * Waiting for that (on a pidfd, no polling) first leaves the cgroup empty,
 	 * so the freeze-kill-thaw below is only for what escaped (nothing should). */
-	if (m->rt.pid > 0)
-		sbx_proc_signal_wait((pid_t)m->rt.pid, (unsigned long long)m->rt.start_ticks,
-		    SIGKILL, 5000);
+	if (sbx_rt_int(m, "pid") > 0)
+		sbx_proc_signal_wait((pid_t)sbx_rt_int(m, "pid"),
+		    (unsigned long long)sbx_rt_int(m, "start_ticks"), SIGKILL, 5000);
 	switch (cgroup_of(m, &h, &cg, e)) {
 	case -1:
 		r = -1;
@@ -926,7 +939,7 @@ ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 	for (i = 0; i < 1000 && ns_alive(m); i++)
 		usleep(1000);
 	if (ns_alive(m))
-		return sbx_err_set(e, SBX_EX_OSERR, "init %lld survived SIGKILL", m->rt.pid);
+		return sbx_err_set(e, SBX_EX_OSERR, "init %lld survived SIGKILL", sbx_rt_int(m, "pid"));
 	/* The veth went with init's network namespace; the rules, relay and lease go now. */
 	{
 		struct sbx_err ne;
@@ -1097,7 +1110,7 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
-	if (sbx_caps_become(uid, gid, !m->rt.rootless, m->security.capabilities.v,
+	if (sbx_caps_become(uid, gid, !sbx_rt_bool(m, "rootless"), m->security.capabilities.v,
 	    m->security.capabilities.n, &ce.e) == -1)
 		goto fail;
 	if (chdir(x->workdir ? x->workdir : m->workdir) == -1) {
@@ -1223,10 +1236,11 @@ on_signal(int sig)
 static int
 open_init(const struct sbx_manifest *m, struct sbx_err *e)
 {
-	int fd = m->rt.pid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)m->rt.pid, 0) : -1;
+	long long pid = sbx_rt_int(m, "pid");
+	int fd = pid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)pid, 0) : -1;
 
-	if (fd == -1 && m->rt.pid > 0 && errno != ESRCH)
-		return sbx_err_sys(e, SBX_EX_RUNFAIL, "the sandbox's init %lld", m->rt.pid);
+	if (fd == -1 && pid > 0 && errno != ESRCH)
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "the sandbox's init %lld", pid);
 	/* Its PID may belong to another process by now: the pidfd pins whichever
 	 * it is, then the start time tells. */
 	if (fd == -1 || !ns_alive(m)) {
@@ -1384,13 +1398,14 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	sbx_trace_init(&res->trace);
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		cgfds[i] = -1;
-	if (m->rt.rootless && x->user != NULL) {
+	if (sbx_rt_bool(m, "rootless") && x->user != NULL) {
 		unsigned uid, gid;
 
 		if (sbx_user_parse(x->user, &uid, &gid) == 0 && (uid != 0 || gid != 0))
 			return sbx_err_set(e, SBX_EX_RUNFAIL, "--user %s: a rootless sandbox maps "
 			    "one ID, yours (host uid %lld, gid %lld), as 0:0 inside; there is no "
-			    "user %u in it", x->user, m->rt.uid_base, m->rt.gid_base, uid);
+			    "user %u in it", x->user, sbx_rt_int(m, "uid_base"),
+			    sbx_rt_int(m, "gid_base"), uid);
 	}
 	if ((initfd = open_init(m, e)) == -1)
 		return -1;
@@ -1433,7 +1448,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	 * The exec makes the command dumpable again as its credentials allow.
 	 */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if (m->rt.rootless) {
+	if (sbx_rt_bool(m, "rootless")) {
 		/* Without root, joining the PID namespace needs its user namespace
 		 * first, and there is no way back: a child of ours does both. */
 		if ((pid = fork()) == 0) {
@@ -1645,12 +1660,12 @@ only_init(const struct sbx_manifest *m)
 
 	if (!ns_alive(m))
 		return 1;
-	snprintf(p, sizeof p, "/proc/%lld/ns/pid", m->rt.pid);
+	snprintf(p, sizeof p, "/proc/%lld/ns/pid", sbx_rt_int(m, "pid"));
 	if ((n = readlink(p, mine, sizeof mine - 1)) <= 0 || (d = opendir("/proc")) == NULL)
 		return 0;
 	mine[n] = '\0';
 	while (alone && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' || atoll(de->d_name) == m->rt.pid)
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || atoll(de->d_name) == sbx_rt_int(m, "pid"))
 			continue;
 		snprintf(p, sizeof p, "/proc/%s/ns/pid", de->d_name);
 		if ((n = readlink(p, theirs, sizeof theirs - 1)) > 0) {

@@ -23,7 +23,7 @@ sbx_ns_capture(const struct sbx_store *s, const struct sbx_manifest *m, int fd,
 
 	if (sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1)
 		return -1;
-	return sbx_layer_pack(upper, m->rt.uid_base, m->rt.id_count, fd, o, li, e);
+	return sbx_layer_pack(upper, sbx_rt_int(m, "uid_base"), sbx_rt_int(m, "id_count"), fd, o, li, e);
 }
 
 /* The cgroup's memory counter, kept open: the watchdog reads it every tick. */
@@ -34,8 +34,8 @@ sbx_ns_memory_open(const struct sbx_store *s, const struct sbx_manifest *m)
 	struct sbx_cgroup cg;
 
 	(void)s;
-	if (m->rt.cgroup == NULL || sbx_cgroup_host(&h, NULL) == -1 ||
-	    sbx_cgroup_from_spec(&h, m->rt.cgroup, &cg, NULL) == -1)
+	if (sbx_rt_str(m, "cgroup") == NULL || sbx_cgroup_host(&h, NULL) == -1 ||
+	    sbx_cgroup_from_spec(&h, sbx_rt_str(m, "cgroup"), &cg, NULL) == -1)
 		return -1;
 	return sbx_cgroup_memory_fd(&cg);
 }
@@ -58,9 +58,11 @@ sbx_ns_repin(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
 void
 sbx_ns_repinned(const struct sbx_manifest *m)
 {
-	if (m->rt.relay_pid > 0 &&
-	    sbx_proc_alive((pid_t)m->rt.relay_pid, (unsigned long long)m->rt.relay_start_ticks))
-		kill((pid_t)m->rt.relay_pid, SIGHUP);
+	long long relay = sbx_rt_int(m, "relay_pid");
+
+	if (relay > 0 &&
+	    sbx_proc_alive((pid_t)relay, (unsigned long long)sbx_rt_int(m, "relay_start_ticks")))
+		kill((pid_t)relay, SIGHUP);
 }
 
 /* Cgroups of sandboxes whose state is gone (a destroy killed midway). */
@@ -114,7 +116,7 @@ orphan_skeletons(const struct sbx_store *s, int dry_run, sbx_driver_report repor
 		struct sbx_err e;
 
 		if (sbx_state_load(s, ids[i], &m, &e) == 0) {
-			if (m.rt.skeleton != NULL && sbx_strv_add(&keep, m.rt.skeleton) == -1)
+			if (sbx_rt_str(&m, "skeleton") != NULL && sbx_strv_add(&keep, sbx_rt_str(&m, "skeleton")) == -1)
 				ok = 0;   /* out of memory: keep every skeleton */
 			sbx_manifest_free(&m);
 		} else {

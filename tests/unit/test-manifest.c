@@ -124,5 +124,33 @@ main(void)
 	    !sbx_id_valid(".x") && !sbx_id_valid("a/b") && !sbx_id_valid("") &&
 	    !sbx_id_valid("0123456789012345678901234567890123456789012345678901234567890123456"),
 	    "id: validation");
+	/* The tier's own runtime state: kept as written, read and written by key. */
+	ok(parse("runtime_state: {watchdog_pid: 7, namespace: {pid: 42, cgroup: \"1:cpu=/a\", "
+	    "rootless: true}}", &m, &e) == 0, "runtime_state: the tier's key parses (%s)", e.msg);
+	ok(m.rt.watchdog_pid == 7 && sbx_rt_int(&m, "pid") == 42 &&
+	    strcmp(sbx_rt_str(&m, "cgroup"), "1:cpu=/a") == 0 && sbx_rt_bool(&m, "rootless") &&
+	    sbx_rt_int(&m, "cgroup") == SBX_UNSET_INT && sbx_rt_str(&m, "uid_base") == NULL,
+	    "runtime_state: the tier's values by key, by type");
+	ok(sbx_rt_set_int(&m, "pid", 43) == 0 && sbx_rt_set_str(&m, "cgroup", NULL) == 0 &&
+	    sbx_rt_set_str(&m, "net_addr", "10.0.0.0/30") == 0, "runtime_state: set and remove");
+	a = emit(&m, SBX_FMT_YAML);
+	ok(strstr(a, "  namespace:\n    pid: 43\n    rootless: true\n    net_addr: \"10.0.0.0/30\"\n")
+	    != NULL && strstr(a, "cgroup") == NULL, "runtime_state: written under the tier's key");
+	ok(parse(a, &m2, &e) == 0 && sbx_rt_int(&m2, "pid") == 43, "runtime_state: round trip");
+	free(a);
+	sbx_manifest_free(&m2);
+	sbx_manifest_strip_state(&m);
+	ok(sbx_rt_int(&m, "pid") == SBX_UNSET_INT, "runtime_state: stripped with the state keys");
+	sbx_manifest_free(&m);
+	ok(fails_at("runtime_state: {namespace: {pid: 1}, oci: {pid: 2}}", "t.yaml:1:"),
+	    "runtime_state: two tiers' state is refused");
+	ok(fails_at("runtime_state: {namespace: {pid: [1]}}", "t.yaml:1:"),
+	    "runtime_state: a tier's value that is not a scalar is refused");
+	sbx_manifest_init(&m);
+	m.isolation_level = strdup("namespace");
+	ok(sbx_rt_set_int(&m, "pid", 9) == 0 && strcmp(m.rt.tier, "namespace") == 0,
+	    "runtime_state: the first set names the map for the sandbox's tier");
+	sbx_manifest_free(&m);
+
 	return done_testing();
 }
