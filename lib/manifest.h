@@ -13,6 +13,7 @@
 
 #include "doc.h"
 #include "error.h"
+#include "status.h"
 
 #define SBX_UNSET_INT LLONG_MIN
 #define SBX_MAX_MOUNTS 64          /* filesystem_mounts entries */
@@ -108,7 +109,8 @@ struct sbx_manifest {
 	size_t n_env;
 	char *workdir;
 	/* State-document keys: ignored on provision, kept by the state store. */
-	char *status, *created_at, *expires_at;
+	enum sbx_status status;
+	char *created_at, *expires_at;
 	char *kill_reason, *last_warning;   /* set by the watchdog */
 	struct sbx_trace trace;
 	int has_trace;
