@@ -112,7 +112,7 @@ check_id(const char *s, char *why, size_t size)
 }
 
 int
-sbx_rootfs_is_snapshot(const char *rootfs)
+sbx_manifest_rootfs_is_snapshot(const char *rootfs)
 {
 	return rootfs != NULL && strcmp(rootfs, "host") != 0 && rootfs[0] != '/';
 }

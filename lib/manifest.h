@@ -146,7 +146,7 @@ int sbx_trace_emit(FILE *f, const struct sbx_trace *t, enum sbx_format fmt);
 void sbx_trace_init(struct sbx_trace *t);
 void sbx_trace_free(struct sbx_trace *t);
 /* Does a rootfs value name a snapshot (not "host", not a directory)? */
-int sbx_rootfs_is_snapshot(const char *rootfs);
+int sbx_manifest_rootfs_is_snapshot(const char *rootfs);
 /* Is s an absolute, normalized path (no ".", "..", "//", trailing "/")? */
 int sbx_path_normal(const char *s);
 /* Parse "UID[:GID]". */

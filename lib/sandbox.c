@@ -59,7 +59,7 @@ check_policy(const struct sbx_policy *pol, const struct sbx_store *s,
 	struct sbx_snapshot sn;
 	int r;
 
-	if (!sbx_rootfs_is_snapshot(m->rootfs))
+	if (!sbx_manifest_rootfs_is_snapshot(m->rootfs))
 		return sbx_policy_check(pol, s, m, m->rootfs, e);
 	if (sbx_snapshot_load(s, m->rootfs, &sn, e) == -1)
 		return sbx_err_prefix(e, "rootfs %s", m->rootfs);
@@ -165,7 +165,8 @@ sbx_sandbox_provision(const struct sbx_store *s, struct sbx_manifest *m, int fla
 		goto fail;
 	sbx_crash_point("provision-state");
 	/* A root made from a snapshot: retention must not take the snapshot meanwhile. */
-	if (sbx_rootfs_is_snapshot(m->rootfs) && (slock = sbx_snap_lock(s, 0, e)) == -1)
+	if (sbx_manifest_rootfs_is_snapshot(m->rootfs) &&
+	    (slock = sbx_snapshot_lock(s, 0, e)) == -1)
 		goto fail;
 	if (drv->create(s, m, e) == -1) {
 		unenforceable(s, defaulted, e);

@@ -89,7 +89,7 @@ layer_policy(const struct sbx_store *s, struct sbx_err *e)
 }
 
 int
-sbx_snap_lock(const struct sbx_store *s, int exclusive, struct sbx_err *e)
+sbx_snapshot_lock(const struct sbx_store *s, int exclusive, struct sbx_err *e)
 {
 	char p[1200];
 
@@ -519,21 +519,21 @@ open_tmp(const struct sbx_store *s, const char *sub, const char *tag, char *path
 
 
 int
-sbx_snap_layer_path(const struct sbx_store *s, const char *hex, char *buf, size_t size,
+sbx_snapshot_layer_path(const struct sbx_store *s, const char *hex, char *buf, size_t size,
     struct sbx_err *e)
 {
 	return blob_path(s, hex, buf, size, e);
 }
 
 int
-sbx_snap_layer_tmp(const struct sbx_store *s, const char *hex, char *path, size_t size,
+sbx_snapshot_layer_tmp(const struct sbx_store *s, const char *hex, char *path, size_t size,
     struct sbx_err *e)
 {
 	return open_tmp(s, "layers", hex, path, size, e);
 }
 
 int
-sbx_snap_layer_commit(const struct sbx_store *s, const char *tmp, const char *hex,
+sbx_snapshot_layer_commit(const struct sbx_store *s, const char *tmp, const char *hex,
     struct sbx_err *e)
 {
 	return blob_commit(s, tmp, hex, e);
@@ -611,7 +611,7 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_a
 	if (sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1 ||
 	    index_path(s, sn->snapshot_id, ipath, sizeof ipath, e) == -1)
 		return -1;
-	if (sbx_rootfs_is_snapshot(m->rootfs)) {
+	if (sbx_manifest_rootfs_is_snapshot(m->rootfs)) {
 		/* Made from a snapshot: this one stacks on it. */
 		if (sbx_snapshot_load(s, m->rootfs, &parent, e) == -1)
 			return sbx_err_prefix(e, "parent snapshot %s", m->rootfs);
@@ -737,7 +737,7 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 			return sbx_err_prefix(e, "snapshot ID");
 		snprintf(id, sizeof id, "%s", opts->id);
 	}
-	if ((slock = sbx_snap_lock(s, 0, e)) == -1)
+	if ((slock = sbx_snapshot_lock(s, 0, e)) == -1)
 		return -1;
 	if ((lock = sbx_store_lock(s, sid, 1, 1, e)) == -1)
 		goto out;
@@ -947,7 +947,7 @@ sbx_snapshot_remove(const struct sbx_store *s, const char *id, struct sbx_err *e
 	size_t n, i;
 	int lock, r = -1;
 
-	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
+	if ((lock = sbx_snapshot_lock(s, 1, e)) == -1)
 		return -1;
 	if (meta_path(s, id, p, sizeof p, e) == -1)
 		goto out;
@@ -1056,7 +1056,7 @@ sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sb
 	size_t i;
 	int lock, r = -1;
 
-	if (sbx_archive_load(e) == -1 || (lock = sbx_snap_lock(s, 0, e)) == -1)
+	if (sbx_archive_load(e) == -1 || (lock = sbx_snapshot_lock(s, 0, e)) == -1)
 		return -1;
 	if (sbx_snapshot_load(s, id, &sn, e) == -1) {
 		close(lock);
@@ -1169,7 +1169,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 
 	memset(&sn, 0, sizeof sn);
 	sbx_manifest_init(&sn.manifest);
-	if (sbx_archive_load(e) == -1 || (lock = sbx_snap_lock(s, 0, e)) == -1)
+	if (sbx_archive_load(e) == -1 || (lock = sbx_snapshot_lock(s, 0, e)) == -1)
 		return -1;
 	if ((a = archive_read_new()) == NULL) {
 		close(lock);
@@ -1371,7 +1371,7 @@ sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, siz
 /* Retention */
 
 void
-sbx_snap_set_free(struct sbx_snap_set *a)
+sbx_snapshot_set_free(struct sbx_snap_set *a)
 {
 	size_t i;
 
@@ -1408,7 +1408,7 @@ all_load(const struct sbx_store *s, struct sbx_snap_set *a, struct sbx_err *e)
 }
 
 long
-sbx_snap_set_find(const struct sbx_snap_set *a, const char *id)
+sbx_snapshot_set_find(const struct sbx_snap_set *a, const char *id)
 {
 	size_t i;
 
@@ -1419,7 +1419,7 @@ sbx_snap_set_find(const struct sbx_snap_set *a, const char *id)
 }
 
 int
-sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex)
+sbx_snapshot_set_names(const struct sbx_snap_set *a, const char *hex)
 {
 	size_t i, k;
 
@@ -1465,7 +1465,8 @@ collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run,
 					continue;
 				memcpy(id, de->d_name, len - 6);
 				id[len - 6] = '\0';
-				if (!sbx_id_valid(id) || ((k = sbx_snap_set_find(a, id)) >= 0 && a->keep[k]))
+				if (!sbx_id_valid(id) ||
+				    ((k = sbx_snapshot_set_find(a, id)) >= 0 && a->keep[k]))
 					continue;
 				kind = "index";
 			} else {
@@ -1473,7 +1474,7 @@ collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run,
 					continue;
 				memcpy(hex, de->d_name, SBX_DIGEST_HEX);
 				hex[SBX_DIGEST_HEX] = '\0';
-				if (!is_hex64(hex) || sbx_snap_set_names(a, hex))
+				if (!is_hex64(hex) || sbx_snapshot_set_names(a, hex))
 					continue;
 			}
 			snprintf(p, sizeof p, "%s/%s", d, de->d_name);
@@ -1505,7 +1506,7 @@ keep_live(const struct sbx_store *s, struct sbx_snap_set *a)
 
 		if (sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
 			if (m.rootfs && m.status != SBX_STATUS_NONE && m.status != SBX_STATUS_TERMINATED &&
-			    (k = sbx_snap_set_find(a, m.rootfs)) >= 0 && !a->keep[k])
+			    (k = sbx_snapshot_set_find(a, m.rootfs)) >= 0 && !a->keep[k])
 				a->keep[k] = 2;
 			sbx_manifest_free(&m);
 		}
@@ -1515,7 +1516,7 @@ keep_live(const struct sbx_store *s, struct sbx_snap_set *a)
 }
 
 void
-sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live, long long keep_last,
+sbx_snapshot_set_choose(struct sbx_snap_set *a, const struct sbx_store *live, long long keep_last,
     double max_age_s, double now)
 {
 	size_t i, k;
@@ -1575,15 +1576,15 @@ sbx_snapshot_retain(const struct sbx_store *s, long long keep_last, double max_a
 	struct sbx_snap_set a;
 	int lock, r;
 
-	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
+	if ((lock = sbx_snapshot_lock(s, 1, e)) == -1)
 		return -1;
 	if (all_load(s, &a, e) == -1) {
 		close(lock);
 		return -1;
 	}
-	sbx_snap_set_choose(&a, s, keep_last, max_age_s, sbx_realtime());
+	sbx_snapshot_set_choose(&a, s, keep_last, max_age_s, sbx_realtime());
 	r = sweep(s, &a, dry_run, report, ctx, e);
-	sbx_snap_set_free(&a);
+	sbx_snapshot_set_free(&a);
 	close(lock);
 	return r;
 }
@@ -1613,7 +1614,7 @@ sbx_snapshot_prune(const struct sbx_store *s, const char *sid, long long keep,
 	long long newer = 0;
 	int lock, r;
 
-	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
+	if ((lock = sbx_snapshot_lock(s, 1, e)) == -1)
 		return -1;
 	if (all_load(s, &a, e) == -1) {
 		close(lock);
@@ -1623,7 +1624,7 @@ sbx_snapshot_prune(const struct sbx_store *s, const char *sid, long long keep,
 		a.keep[i] = !automatic(&a.v[i], sid) || newer++ < keep;
 	keep_live(s, &a);
 	r = sweep(s, &a, 0, no_report, NULL, e);
-	sbx_snap_set_free(&a);
+	sbx_snapshot_set_free(&a);
 	close(lock);
 	return r;
 }
