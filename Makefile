@@ -125,10 +125,12 @@ $(B)/bench/floor: tests/bench/floor.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o $@ $<
 
-# Static checks: C (cppcheck, clang-tidy, gcc -fanalyzer), every shell script,
-# bats file and completion (shellcheck, bash -n, zsh -n, fish -n).
+# Static checks: C (cppcheck, clang-tidy, gcc -fanalyzer, every header on its
+# own), every shell script, bats file and completion (shellcheck, bash -n, zsh -n,
+# fish -n).
 lint:
 	@contrib/install-deps.sh lint
+	CC="$(CC)" contrib/lint/headers.sh lib
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		-D_GNU_SOURCE -Ilib lib cmd
 	clang-tidy --quiet lib/*.c cmd/*.c -- -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' -Ilib
@@ -137,7 +139,8 @@ lint:
 			-c -o /dev/null $$f || exit 1; \
 	done
 	shellcheck tests/run tests/helpers.bash tests/netlib.bash tests/*.bats tests/bench/run tests/hostile/*.sh \
-		tests/s3/*.sh tests/s3/lib.bash tests/slurm/*.sh contrib/*.sh contrib/scale-out/*.sbatch \
+		tests/s3/*.sh tests/s3/lib.bash tests/slurm/*.sh contrib/*.sh contrib/lint/*.sh \
+		contrib/scale-out/*.sbatch \
 		.ci/run \
 		completions/sbx.bash
 	bash -n completions/sbx.bash

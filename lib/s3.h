@@ -19,6 +19,8 @@
 #ifndef SBX_S3_H
 #define SBX_S3_H
 
+#include <stddef.h>
+
 #include "error.h"
 
 #define SBX_S3_MAX_WORKERS 16
