@@ -136,11 +136,12 @@ $(B)/bench/floor: tests/bench/floor.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o $@ $<
 
-# Static checks: C (cppcheck, clang-tidy, gcc -fanalyzer), lib/'s layers and
-# include circles (contrib/lint/layers.sh), every shell script,
-# bats file and completion (shellcheck, bash -n, zsh -n, fish -n).
+# Static checks: C (cppcheck, clang-tidy, gcc -fanalyzer, every header on its
+# own), lib/'s layers and include circles (contrib/lint/layers.sh), every shell
+# script, bats file and completion (shellcheck, bash -n, zsh -n, fish -n).
 lint:
 	@contrib/install-deps.sh lint
+	CC="$(CC)" contrib/lint/headers.sh lib
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		-D_GNU_SOURCE $(ALL_INC) lib cmd
 	clang-tidy --quiet $(LIB_SRC) cmd/*.c -- -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' $(ALL_INC)

@@ -112,7 +112,8 @@ main(int argc, char *argv[])
 			continue;
 		}
 		if (table)
-			printf("%-20s %-11s %-10s %-20s %s\n", m.sandbox_id, m.status ? m.status : "-",
+			printf("%-20s %-11s %-10s %-20s %s\n", m.sandbox_id,
+			    m.status ? sbx_status_name(m.status) : "-",
 			    m.isolation_level ? m.isolation_level : "-",
 			    m.created_at ? m.created_at : "-", m.expires_at ? m.expires_at : "-");
 		else if (fmt == SBX_FMT_ID)

@@ -95,8 +95,7 @@ say_why_killed(const struct sbx_store *s, const char *id, const struct sbx_exec 
 	if ((reason == NULL && res->status != 128 + 9) || sbx_sandbox_view(s, id, &m, &e) == -1)
 		return;
 	/* The watchdog may still be ending it: past its expiry, that is wall-clock. */
-	if (reason == NULL && m.status != NULL && (strcmp(m.status, "terminated") == 0 ||
-	    strcmp(m.status, "cleanup") == 0))
+	if (reason == NULL && (m.status == SBX_STATUS_TERMINATED || m.status == SBX_STATUS_CLEANUP))
 		reason = m.kill_reason ? m.kill_reason : m.expires_at &&
 		    sbx_time_parse(m.expires_at, &until) == 0 && until <= sbx_realtime() ?
 		    "wall-clock" : NULL;

@@ -166,7 +166,7 @@ main(int argc, char *argv[])
 				if (sbx_snapshot_emit(stdout, &set.v[k], fmt) == -1)
 					errx(SBX_EX_IOERR, "stdout: write failed");
 			}
-			sbx_snap_set_free(&set);
+			sbx_snapshot_set_free(&set);
 			return sbx_flush_stdout();
 		}
 		if (sbx_snapshot_list(&store, &ids, &n, &e) == -1)
@@ -218,7 +218,7 @@ main(int argc, char *argv[])
 		if (manifest != NULL && sbx_manifest_load(manifest, &with, &e) == -1)
 			sbx_die(&e, NULL);
 		if (sbx_remote_ensure(&store, url, id, &e) == -1 ||
-		    sbx_restore(&store, id, want, manifest ? &with : NULL, &ids, &e) == -1)
+		    sbx_fork_restore(&store, id, want, manifest ? &with : NULL, &ids, &e) == -1)
 			sbx_die(&e, id);
 		if (manifest != NULL)
 			sbx_manifest_free(&with);

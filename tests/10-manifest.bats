@@ -52,6 +52,22 @@ PY
 	run -0 sbx-provision --dry-run "$WORK/out.json"
 }
 
+@test "status: forking is none; the seed's running is read in a manifest, refused in a state document" {
+	printf 'status: forking\n' > "$WORK/forking.yaml"
+	run -65 sbx-provision "$WORK/forking.yaml"
+	[[ $output == *"forking.yaml:1:9: status: 'forking' is not one of provisioning, ready,"* ]]
+	run -0 sbx-provision --dry-run -o yaml "$MANIFESTS/seed-example.json"
+	[[ $output == *'status: "running"'* ]]
+	provision "$MANIFESTS/minimal.yaml"
+	local st=$SBX_ROOT/sandboxes/$ID/state.yaml
+	sed -i 's/^status: "ready"/status: "running"/' "$st"
+	run -65 sbx-inspect "$ID"
+	[ "$output" = "sbx-inspect: $ID: $st: status 'running' is not a state sbx writes" ]
+	run -65 sbx-gc "$ID"
+	sed -i 's/^status: "running"/status: "ready"/' "$st"
+	run -0 sbx-gc "$ID"
+}
+
 @test "YAML output of a dry run is a valid manifest again" {
 	run -0 sbx-provision -n -o yaml "$MANIFESTS/spec-example.yaml"
 	echo "$output" > "$WORK/again.yaml"

@@ -16,7 +16,7 @@
 #include "util.h"
 
 enum ftype { F_STR, F_INT, F_NUM, F_BOOL, F_MAP, F_STRV, F_MOUNTS, F_TMPFS, F_ENV, F_USER,
-	F_PORTS, F_TIER };
+	F_PORTS, F_STATUS, F_TIER };
 
 typedef int (*check_fn)(const char *s, char *why, size_t size);
 
@@ -39,8 +39,6 @@ static const char *const trusts[] = { "trusted", "semi-trusted", "untrusted", "s
 static const char *const runtimes[] = { "crun", "runc", "runsc", "kata-runtime", NULL };
 static const char *const policies[] = { "deny-all", "egress-allow-list", "host", NULL };
 static const char *const modes[] = { "ro", "rw", NULL };
-static const char *const statuses[] = { "provisioning", "ready", "executing", "snapshotting",
-	"forking", "merging", "paused", "cleanup", "terminated", "running", NULL };
 static const char *const reasons[] = { "wall-clock", "timeout", "memory", "pids", "disk",
 	"manual", NULL };
 
@@ -114,7 +112,7 @@ check_id(const char *s, char *why, size_t size)
 }
 
 int
-sbx_rootfs_is_snapshot(const char *rootfs)
+sbx_manifest_rootfs_is_snapshot(const char *rootfs)
 {
 	return rootfs != NULL && strcmp(rootfs, "host") != 0 && rootfs[0] != '/';
 }
@@ -339,7 +337,7 @@ static const struct field top_fields[] = {
 	{ "trust", F_STR, M(trust), 0, 0, trusts, NULL, NULL, 0, 0 },
 	{ "runtime", F_STR, M(runtime), 0, 0, runtimes, NULL, NULL, 0, 0 },
 	{ "rootfs", F_STR, M(rootfs), 0, 0, NULL, check_rootfs, NULL, 0, 0 },
-	{ "status", F_STR, M(status), 0, 0, statuses, NULL, NULL, 0, 0 },
+	{ "status", F_STATUS, M(status), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "created_at", F_STR, M(created_at), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "expires_at", F_STR, M(expires_at), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "kill_reason", F_STR, M(kill_reason), 0, 0, reasons, NULL, NULL, 0, 0 },
@@ -434,6 +432,25 @@ get_str(struct ctx *c, const struct sbx_node *n, const char *key, const char *co
 	if ((*out = strdup(n->str)) == NULL)
 		return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
 	return 0;
+}
+
+static int
+get_status(struct ctx *c, const struct sbx_node *n, const char *key, enum sbx_status *out)
+{
+	char *s = NULL, list[256] = "";
+	const char *name;
+	int i, r;
+
+	if (get_str(c, n, key, NULL, NULL, &s) == -1)
+		return -1;
+	r = sbx_status_parse(s, out);
+	free(s);
+	if (r == 0)
+		return 0;
+	for (i = SBX_STATUS_NONE + 1; (name = sbx_status_name(i)) != NULL; i++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+		    i > SBX_STATUS_NONE + 1 ? ", " : "", name);
+	return nerr(c, n, "%s: '%.80s' is not one of %s", key, n->str, list);
 }
 
 static int
@@ -667,6 +684,8 @@ parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, stru
 	switch (f->type) {
 	case F_STR:
 		return get_str(c, v, f->key, f->choices, f->check, AT(base, f->off, char *));
+	case F_STATUS:
+		return get_status(c, v, f->key, AT(base, f->off, enum sbx_status));
 	case F_USER:
 		/* A bare number is a UID; keep the string form either way. */
 		if (want(c, v, SBX_SCALAR, f->key) == -1)
@@ -810,13 +829,13 @@ sbx_trace_free(struct sbx_trace *t)
 void
 sbx_manifest_strip_state(struct sbx_manifest *m)
 {
-	free(m->status);
 	free(m->created_at);
 	free(m->expires_at);
 	free(m->kill_reason);
 	free(m->last_warning);
 	free(m->snapshot.last_snapshot_id);
-	m->status = m->created_at = m->expires_at = NULL;
+	m->status = SBX_STATUS_NONE;
+	m->created_at = m->expires_at = NULL;
 	m->kill_reason = m->last_warning = m->snapshot.last_snapshot_id = NULL;
 	sbx_trace_free(&m->trace);
 	m->has_trace = 0;
@@ -1163,6 +1182,11 @@ tree_field(const struct sbx_manifest *m, const struct field *f)
 		const char *s = *CAT(m, f->off, char *);
 
 		return s ? sbx_node_str(s) : f->nullable ? sbx_node_raw("null") : NULL;
+	}
+	case F_STATUS: {
+		const char *s = sbx_status_name(*CAT(m, f->off, enum sbx_status));
+
+		return s ? sbx_node_str(s) : NULL;
 	}
 	case F_INT: {
 		long long v = *CAT(m, f->off, long long);

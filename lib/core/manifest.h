@@ -13,6 +13,7 @@
 
 #include "doc.h"
 #include "error.h"
+#include "status.h"
 
 #define SBX_UNSET_INT LLONG_MIN
 #define SBX_MAX_MOUNTS 64          /* filesystem_mounts entries */
@@ -106,7 +107,8 @@ struct sbx_manifest {
 	size_t n_env;
 	char *workdir;
 	/* State-document keys: ignored on provision, kept by the state store. */
-	char *status, *created_at, *expires_at;
+	enum sbx_status status;
+	char *created_at, *expires_at;
 	char *kill_reason, *last_warning;   /* set by the watchdog */
 	struct sbx_trace trace;
 	int has_trace;
@@ -155,7 +157,7 @@ int sbx_trace_emit(FILE *f, const struct sbx_trace *t, enum sbx_format fmt);
 void sbx_trace_init(struct sbx_trace *t);
 void sbx_trace_free(struct sbx_trace *t);
 /* Does a rootfs value name a snapshot (not "host", not a directory)? */
-int sbx_rootfs_is_snapshot(const char *rootfs);
+int sbx_manifest_rootfs_is_snapshot(const char *rootfs);
 /* Is s an absolute, normalized path (no ".", "..", "//", trailing "/")? */
 int sbx_path_normal(const char *s);
 /* Parse "UID[:GID]". */

@@ -922,8 +922,8 @@ sbx_policy_check(const struct sbx_policy *p, const struct sbx_store *s,
 		return refuse(p, s, p->l_trust, rule, e, "trust: %s", m->trust);
 	}
 	if (strcmp(base, "host") != 0) {
-		const char *what = sbx_rootfs_is_snapshot(m->rootfs) ? "the snapshot's base_rootfs" :
-		    "rootfs";
+		const char *what = sbx_manifest_rootfs_is_snapshot(m->rootfs) ?
+		    "the snapshot's base_rootfs" : "rootfs";
 
 		if (never_path(s, base, what, e) == -1)
 			return sbx_err_prefix(e, "%s %s", what, base);

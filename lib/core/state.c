@@ -145,6 +145,13 @@ sbx_state_load(const struct sbx_store *s, const char *id, struct sbx_manifest *m
 			e->code = SBX_EX_SOFTWARE;   /* our own file: corrupt, not bad input */
 		return -1;
 	}
+	/* The seed's word parses (a manifest ignores it) but nothing writes it here. */
+	if (m->status != SBX_STATUS_NONE && !sbx_status_stored(m->status)) {
+		sbx_err_set(e, SBX_EX_DATAERR, "%s: status '%s' is not a state sbx writes", p,
+		    sbx_status_name(m->status));
+		sbx_manifest_free(m);
+		return -1;
+	}
 	return 0;
 }
 
@@ -170,40 +177,16 @@ sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct s
 	return r;
 }
 
-/* Allowed next states; "running" is the seed documents' word for a live sandbox. */
-static const struct {
-	const char *from, *to;
-} moves[] = {
-	{ "provisioning", "ready" }, { "provisioning", "cleanup" },
-	{ "ready", "executing" }, { "ready", "snapshotting" }, { "ready", "forking" },
-	{ "ready", "merging" }, { "ready", "paused" }, { "ready", "cleanup" },
-	{ "executing", "ready" }, { "executing", "snapshotting" }, { "executing", "paused" },
-	{ "executing", "cleanup" },
-	{ "snapshotting", "ready" }, { "snapshotting", "executing" }, { "snapshotting", "cleanup" },
-	{ "forking", "ready" }, { "forking", "cleanup" },
-	{ "merging", "ready" }, { "merging", "cleanup" },
-	{ "paused", "ready" }, { "paused", "snapshotting" }, { "paused", "cleanup" },
-	{ "cleanup", "terminated" }, { "cleanup", "cleanup" },
-	{ "terminated", "cleanup" },
-};
-
 int
-sbx_state_transition(struct sbx_manifest *m, const char *to, struct sbx_err *e)
+sbx_state_transition(struct sbx_manifest *m, enum sbx_status to, struct sbx_err *e)
 {
-	const char *from = m->status ? m->status : "provisioning";
-	size_t i;
-	char *s;
-
-	for (i = 0; i < SBX_ARRAY_LEN(moves); i++)
-		if (strcmp(moves[i].from, from) == 0 && strcmp(moves[i].to, to) == 0)
-			break;
-	if (i == SBX_ARRAY_LEN(moves) && !(m->status == NULL && strcmp(to, "provisioning") == 0))
+	/* No status (nothing writes one without) counts as provisioning. */
+	if (!sbx_status_may(m->status, to) &&
+	    !(m->status == SBX_STATUS_NONE && sbx_status_may(SBX_STATUS_PROVISIONING, to)))
 		return sbx_err_set(e, SBX_EX_DATAERR, "sandbox %s is %s: cannot become %s",
-		    m->sandbox_id, from, to);
-	if ((s = strdup(to)) == NULL)
-		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-	free(m->status);
-	m->status = s;
+		    m->sandbox_id, m->status ? sbx_status_name(m->status) : "provisioning",
+		    sbx_status_name(to));
+	m->status = to;
 	return 0;
 }
 

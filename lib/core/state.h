@@ -47,7 +47,7 @@ int sbx_state_load(const struct sbx_store *s, const char *id, struct sbx_manifes
     struct sbx_err *e);
 int sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
 /* Move m to status `to`, refusing transitions the lifecycle does not have (exit 65). */
-int sbx_state_transition(struct sbx_manifest *m, const char *to, struct sbx_err *e);
+int sbx_state_transition(struct sbx_manifest *m, enum sbx_status to, struct sbx_err *e);
 /* Remove a sandbox's directory (its kernel objects must be gone already). */
 int sbx_store_remove(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /* The IDs of every sandbox, sorted; caller frees each and the array. */

@@ -426,7 +426,7 @@ sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_
 	memset(lw, 0, sizeof *lw);
 	if (strcmp(m->rootfs, "host") == 0) {
 		lw->base = strdup("host");
-	} else if (!sbx_rootfs_is_snapshot(m->rootfs)) {
+	} else if (!sbx_manifest_rootfs_is_snapshot(m->rootfs)) {
 		lw->base = strdup(m->rootfs);
 	} else if (sbx_snapshot_lowers(s, m->rootfs, &lw->dirs, &lw->n, &lw->base, e) == -1) {
 		return -1;

@@ -99,7 +99,7 @@ sbx_fork(const struct sbx_store *s, const char *src, long n, const char *prefix,
 }
 
 int
-sbx_restore(const struct sbx_store *s, const char *snap, const char *id,
+sbx_fork_restore(const struct sbx_store *s, const char *snap, const char *id,
     const struct sbx_manifest *with, char ***ids, struct sbx_err *e)
 {
 	*ids = NULL;
@@ -242,7 +242,7 @@ sbx_fork_select(const struct sbx_store *s, const char *winner, char out[SBX_ID_M
 	parent = m.rootfs;
 	m.rootfs = NULL;
 	sbx_manifest_free(&m);
-	if (!sbx_rootfs_is_snapshot(parent) || !sbx_snapshot_exists(s, parent)) {
+	if (!sbx_manifest_rootfs_is_snapshot(parent) || !sbx_snapshot_exists(s, parent)) {
 		sbx_err_set(e, SBX_EX_DATAERR, "sandbox %s was not made from a snapshot", winner);
 		goto out;
 	}

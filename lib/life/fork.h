@@ -27,7 +27,7 @@ int sbx_fork(const struct sbx_store *s, const char *src, long n, const char *pre
     const struct sbx_manifest *with, char ***ids, struct sbx_err *e);
 /* One sandbox from snapshot snap, named id (NULL: a fresh ID; an existing
  * sandbox of that ID is returned). *ids gets the one ID. */
-int sbx_restore(const struct sbx_store *s, const char *snap, const char *id,
+int sbx_fork_restore(const struct sbx_store *s, const char *snap, const char *id,
     const struct sbx_manifest *with, char ***ids, struct sbx_err *e);
 /*
  * The merge step: snapshot winner (a sandbox made from a snapshot) as the new

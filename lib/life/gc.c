@@ -83,9 +83,9 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 		struct sbx_err one;
 
 		if (sbx_sandbox_view(s, ids[i], &m, &one) == 0) {
-			if (m.status && strcmp(m.status, "provisioning") == 0)
+			if (m.status == SBX_STATUS_PROVISIONING)
 				unsettled = 1;
-			if (m.status && strcmp(m.status, "snapshotting") == 0) {
+			if (m.status == SBX_STATUS_SNAPSHOTTING) {
 				/* A snapshot killed midway: thaw the sandbox, give it back. */
 				report(ctx, "frozen", ids[i]);
 				if (!dry_run && sbx_sandbox_recover(s, ids[i], &one) == -1 && r == 0) {
@@ -93,18 +93,16 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 					r = -1;
 				}
 			}
-			if (m.status && (strcmp(m.status, "provisioning") == 0 ||
-			    strcmp(m.status, "cleanup") == 0)) {
+			if (m.status == SBX_STATUS_PROVISIONING || m.status == SBX_STATUS_CLEANUP) {
 				/* Mid-provision or mid-destroy: abandoned if no tool holds its lock. */
 				int lock = sbx_store_lock(s, ids[i], 1, 0, NULL);
 
 				if (lock != -1) {
 					close(lock);
-					free(m.status);
-					m.status = strdup("terminated");
+					m.status = SBX_STATUS_TERMINATED;
 				}
 			}
-			if (m.status && strcmp(m.status, "terminated") == 0) {
+			if (m.status == SBX_STATUS_TERMINATED) {
 				report(ctx, "sandbox", ids[i]);
 				if (!dry_run && sbx_gc_destroy(s, ids[i], &one) == -1 && r == 0) {
 					*e = one;

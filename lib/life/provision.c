@@ -53,7 +53,7 @@ check_policy(const struct sbx_policy *pol, const struct sbx_store *s,
 	struct sbx_snapshot sn;
 	int r;
 
-	if (!sbx_rootfs_is_snapshot(m->rootfs))
+	if (!sbx_manifest_rootfs_is_snapshot(m->rootfs))
 		return sbx_policy_check(pol, s, m, m->rootfs, e);
 	if (sbx_snapshot_load(s, m->rootfs, &sn, e) == -1)
 		return sbx_err_prefix(e, "rootfs %s", m->rootfs);
@@ -155,11 +155,11 @@ sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 	sbx_crash_point("provision-dir");
 	if (sbx_time_set(&m->created_at, now) == -1 ||
 	    sbx_time_set(&m->expires_at, now + (double)m->res.max_wall_clock_s) == -1 ||
-	    sbx_state_transition(m, "provisioning", e) == -1 || sbx_state_save(s, m, e) == -1)
+	    sbx_state_transition(m, SBX_STATUS_PROVISIONING, e) == -1 || sbx_state_save(s, m, e) == -1)
 		goto fail;
 	sbx_crash_point("provision-state");
 	/* A root made from a snapshot: retention must not take the snapshot meanwhile. */
-	if (sbx_rootfs_is_snapshot(m->rootfs) && (slock = sbx_snap_lock(s, 0, e)) == -1)
+	if (sbx_manifest_rootfs_is_snapshot(m->rootfs) && (slock = sbx_snapshot_lock(s, 0, e)) == -1)
 		goto fail;
 	if (drv->create(s, m, e) == -1) {
 		unenforceable(s, defaulted, e);
@@ -179,7 +179,7 @@ sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 		goto fail;
 	}
 	sbx_crash_point("provision-watchdog");
-	if (sbx_state_transition(m, "ready", e) == -1 || sbx_state_save(s, m, e) == -1) {
+	if (sbx_state_transition(m, SBX_STATUS_READY, e) == -1 || sbx_state_save(s, m, e) == -1) {
 		struct sbx_err ignored;
 
 		sbx_sandbox_teardown(drv, s, m, &ignored);

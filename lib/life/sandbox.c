@@ -130,30 +130,27 @@ sbx_sandbox_view(const struct sbx_store *s, const char *id, struct sbx_manifest 
     struct sbx_err *e)
 {
 	const struct sbx_driver *drv;
-	const char *st = NULL;
+	enum sbx_status st = SBX_STATUS_NONE;
 
 	if (sbx_state_load(s, id, m, e) == -1)
 		return -1;
 	load_trace(s, id, m);
-	if (m->status == NULL || strcmp(m->status, "terminated") == 0 ||
-	    strcmp(m->status, "provisioning") == 0 || strcmp(m->status, "cleanup") == 0)
+	if (m->status == SBX_STATUS_NONE || m->status == SBX_STATUS_TERMINATED ||
+	    m->status == SBX_STATUS_PROVISIONING || m->status == SBX_STATUS_CLEANUP)
 		return 0;
 	if ((drv = sbx_driver_for(m, NULL)) != NULL && !drv->alive(m))
-		st = "terminated";
+		st = SBX_STATUS_TERMINATED;
 	else if (expired(m))
-		st = "terminated";
-	else if (strcmp(m->status, "ready") == 0 && live_runs(s, id) > 0)
-		st = "executing";
+		st = SBX_STATUS_TERMINATED;
+	else if (m->status == SBX_STATUS_READY && live_runs(s, id) > 0)
+		st = SBX_STATUS_EXECUTING;
 	/* Its lifetime ended it, whoever did the killing (the watchdog records
 	 * that; with none, init leaves at the deadline on its own). */
-	if (st != NULL && strcmp(st, "terminated") == 0 && m->kill_reason == NULL &&
+	if (st == SBX_STATUS_TERMINATED && m->kill_reason == NULL &&
 	    expired(m) && (m->kill_reason = strdup("wall-clock")) == NULL)
 		goto oom;
-	if (st != NULL) {
-		free(m->status);
-		if ((m->status = strdup(st)) == NULL)
-			goto oom;
-	}
+	if (st != SBX_STATUS_NONE)
+		m->status = st;
 	return 0;
 oom:
 	sbx_manifest_free(m);
@@ -174,7 +171,7 @@ sbx_sandbox_users(const struct sbx_store *s, struct sbx_snapshot_users *u, struc
 		struct sbx_manifest m;
 
 		if (r == 0 && sbx_sandbox_view(s, ids[i], &m, NULL) == 0) {
-			if (m.rootfs && m.status && strcmp(m.status, "terminated") != 0 &&
+			if (m.rootfs && m.status != SBX_STATUS_NONE && m.status != SBX_STATUS_TERMINATED &&
 			    (sbx_strv_add(&u->sandbox, ids[i]) == -1 ||
 			    sbx_strv_add(&u->root, m.rootfs) == -1))
 				r = sbx_err_set(e, SBX_EX_OSERR, "out of memory");
@@ -236,18 +233,19 @@ not_ready(const struct sbx_manifest *m, struct sbx_err *e)
 {
 	char why[160];
 
-	if (strcmp(m->status, "paused") == 0)
+	if (m->status == SBX_STATUS_PAUSED)
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is paused; resume it with "
 		    "sbx-pause -r %s", m->sandbox_id);
-	if (strcmp(m->status, "terminated") == 0 && m->kill_reason != NULL) {
+	if (m->status == SBX_STATUS_TERMINATED && m->kill_reason != NULL) {
 		sbx_sandbox_kill_text(m->kill_reason, m, why, sizeof why);
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is terminated: %s; destroy it "
 		    "with sbx-gc %s", why, m->sandbox_id);
 	}
-	if (strcmp(m->status, "terminated") == 0)
+	if (m->status == SBX_STATUS_TERMINATED)
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is terminated (its init is gone); "
 		    "destroy it with sbx-gc %s", m->sandbox_id);
-	return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is %s, not ready", m->status);
+	return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is %s, not ready",
+	    sbx_status_name(m->status));
 }
 
 int
@@ -262,8 +260,8 @@ sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec
 	sbx_trace_init(&res->trace);
 	if ((lock = lock_and_load(s, id, 0, 0, &m, e)) == -1)
 		return -1;
-	if (m.status == NULL || (strcmp(m.status, "ready") != 0 && strcmp(m.status, "executing"))) {
-		if (m.status == NULL)
+	if (m.status != SBX_STATUS_READY && m.status != SBX_STATUS_EXECUTING) {
+		if (m.status == SBX_STATUS_NONE)
 			sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox has no status");
 		else
 			not_ready(&m, e);
@@ -355,12 +353,10 @@ sbx_sandbox_pause(const struct sbx_store *s, const char *id, int pause, struct s
 	if ((lock = lock_and_load(s, id, 1, 1, &m, e)) == -1)
 		return -1;
 	/* The view says executing while runs go on; the stored state says ready. */
-	if (pause && m.status && strcmp(m.status, "executing") == 0) {
-		free(m.status);
-		m.status = strdup("ready");
-	}
+	if (pause && m.status == SBX_STATUS_EXECUTING)
+		m.status = SBX_STATUS_READY;
 	if ((drv = sbx_driver_for(&m, e)) == NULL ||
-	    sbx_state_transition(&m, pause ? "paused" : "ready", e) == -1)
+	    sbx_state_transition(&m, pause ? SBX_STATUS_PAUSED : SBX_STATUS_READY, e) == -1)
 		goto out;
 	/* Record the paused state before freezing and thaw before recording ready:
 	 * a crash in between leaves a sandbox marked paused that is not frozen
@@ -372,8 +368,7 @@ sbx_sandbox_pause(const struct sbx_store *s, const char *id, int pause, struct s
 		if (drv->freeze(&m, 1, e) == -1) {
 			struct sbx_err ignored;
 
-			free(m.status);
-			m.status = strdup("ready");
+			m.status = SBX_STATUS_READY;
 			sbx_state_save(s, &m, &ignored);
 			goto out;
 		}
@@ -404,11 +399,11 @@ sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *reason
 
 	if ((lock = lock_and_load(s, id, 1, 0, &m, e)) == -1)
 		return -1;
-	if (m.status && strcmp(m.status, "terminated") == 0) {
+	if (m.status == SBX_STATUS_TERMINATED) {
 		r = 0;    /* someone was first */
 		goto out;
 	}
-	if ((drv = sbx_driver_for(&m, e)) == NULL || sbx_state_transition(&m, "cleanup", e) == -1)
+	if ((drv = sbx_driver_for(&m, e)) == NULL || sbx_state_transition(&m, SBX_STATUS_CLEANUP, e) == -1)
 		goto out;
 	if (sbx_sandbox_teardown(drv, s, &m, e) == -1)
 		goto out;
@@ -418,7 +413,7 @@ sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *reason
 	}
 	free(m.kill_reason);
 	m.kill_reason = why;
-	if (sbx_state_transition(&m, "terminated", e) == -1 || sbx_state_save(s, &m, e) == -1)
+	if (sbx_state_transition(&m, SBX_STATUS_TERMINATED, e) == -1 || sbx_state_save(s, &m, e) == -1)
 		goto out;
 	r = 0;
 	sbx_audit(s, id, "kill", "ok", reason, NULL);
@@ -492,7 +487,7 @@ sbx_sandbox_recover(const struct sbx_store *s, const char *id, struct sbx_err *e
 		close(lock);
 		return -1;
 	}
-	if (m.status == NULL || strcmp(m.status, "snapshotting") != 0) {
+	if (m.status != SBX_STATUS_SNAPSHOTTING) {
 		r = 0;    /* someone was first */
 		goto out;
 	}
@@ -500,7 +495,7 @@ sbx_sandbox_recover(const struct sbx_store *s, const char *id, struct sbx_err *e
 		goto out;
 	if (drv->alive(&m) && drv->freeze(&m, 0, e) == -1)
 		goto out;
-	if (sbx_state_transition(&m, "ready", e) == -1 || sbx_state_save(s, &m, e) == -1)
+	if (sbx_state_transition(&m, SBX_STATUS_READY, e) == -1 || sbx_state_save(s, &m, e) == -1)
 		goto out;
 	r = 0;
 	sbx_audit(s, id, "snapshot-recover", "ok", "thawed after an interrupted snapshot", NULL);
@@ -523,7 +518,7 @@ sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e
 		goto out;
 	/* cleanup tells a sweep to finish a destroy killed midway; a one-shot's
 	 * sandbox needs no telling: without its init, the sweep takes it anyway. */
-	if (sbx_state_transition(&m, "cleanup", e) == -1 ||
+	if (sbx_state_transition(&m, SBX_STATUS_CLEANUP, e) == -1 ||
 	    (!m.rt.one_shot && sbx_state_save(s, &m, e) == -1))
 		goto out;
 	sbx_crash_point("destroy-cleanup");

@@ -57,7 +57,8 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 	struct pack_ctx pc;
 	struct sbx_snapshot sn;
 	struct sbx_manifest m;
-	char id[SBX_ID_MAX + 1], *was = NULL;
+	char id[SBX_ID_MAX + 1];
+	enum sbx_status was = SBX_STATUS_NONE;
 	int slock = -1, lock = -1, frozen = 0, r = -1, tries;
 	double frozen_at;
 
@@ -71,7 +72,7 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 			return sbx_err_prefix(e, "snapshot ID");
 		snprintf(id, sizeof id, "%s", opts->id);
 	}
-	if ((slock = sbx_snap_lock(s, 0, e)) == -1)
+	if ((slock = sbx_snapshot_lock(s, 0, e)) == -1)
 		return -1;
 	if ((lock = sbx_store_lock(s, sid, 1, 1, e)) == -1)
 		goto out;
@@ -102,23 +103,19 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 	}
 	if (sbx_sandbox_view(s, sid, &m, e) == -1 || (drv = sbx_driver_for(&m, e)) == NULL)
 		goto out;
-	if (!m.has_rt || m.status == NULL || strcmp(m.status, "provisioning") == 0 ||
-	    strcmp(m.status, "cleanup") == 0) {
+	if (!m.has_rt || m.status == SBX_STATUS_NONE || m.status == SBX_STATUS_PROVISIONING ||
+	    m.status == SBX_STATUS_CLEANUP) {
 		sbx_err_set(e, SBX_EX_TEMPFAIL, "sandbox is %s; try again",
-		    m.status ? m.status : "being made");
+		    m.status ? sbx_status_name(m.status) : "being made");
 		goto out;
 	}
 	/* A running sandbox is frozen while its layer is read; a paused one is
 	 * frozen already; a terminated one has nothing running. */
 	frozen_at = sbx_realtime();
-	if (strcmp(m.status, "ready") == 0 || strcmp(m.status, "executing") == 0) {
-		if ((was = strdup("ready")) == NULL) {
-			oom(e);
-			goto out;
-		}
-		free(m.status);
-		m.status = strdup("ready");
-		if (sbx_state_transition(&m, "snapshotting", e) == -1 || sbx_state_save(s, &m, e) == -1)
+	if (m.status == SBX_STATUS_READY || m.status == SBX_STATUS_EXECUTING) {
+		was = m.status = SBX_STATUS_READY;
+		if (sbx_state_transition(&m, SBX_STATUS_SNAPSHOTTING, e) == -1 ||
+		    sbx_state_save(s, &m, e) == -1)
 			goto out;
 		if (drv->freeze(&m, 1, e) == -1) {
 			sbx_err_prefix(e, "cannot freeze the sandbox for a consistent snapshot");
@@ -156,19 +153,17 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 restore:
 	if (frozen && drv->freeze(&m, 0, r == 0 ? e : NULL) == -1 && r == 0)
 		r = -1;
-	if (was != NULL) {
+	if (was != SBX_STATUS_NONE) {
 		struct sbx_err se;
 
-		free(m.status);
 		m.status = was;
-		was = NULL;
 		if (r == 0) {
 			free(m.snapshot.last_snapshot_id);
 			m.snapshot.last_snapshot_id = strdup(id);
 		}
 		if (sbx_state_save(s, &m, r == 0 ? e : &se) == -1)
 			r = -1;
-	} else if (r == 0 && strcmp(m.status, "terminated") != 0) {
+	} else if (r == 0 && m.status != SBX_STATUS_TERMINATED) {
 		free(m.snapshot.last_snapshot_id);
 		m.snapshot.last_snapshot_id = strdup(id);
 		sbx_state_save(s, &m, NULL);
@@ -178,7 +173,6 @@ restore:
 	    (*backend = strdup(m.snapshot.storage_backend)) == NULL)
 		r = oom(e);
 out:
-	free(was);
 	sbx_snapshot_free(&sn);
 	sbx_manifest_free(&m);
 	if (lock != -1)

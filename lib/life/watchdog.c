@@ -62,9 +62,9 @@ refresh(const struct sbx_store *s, struct target *t)
 	t->mtime = st.st_mtim;
 	if (sbx_state_load(s, t->id, &m, &e) == -1)
 		return 0;   /* mid-write by another tool: next time */
-	if (m.status && (strcmp(m.status, "terminated") == 0 || strcmp(m.status, "cleanup") == 0))
+	if (m.status == SBX_STATUS_TERMINATED || m.status == SBX_STATUS_CLEANUP)
 		t->done = 1;
-	t->settled = m.has_rt && m.status && strcmp(m.status, "provisioning") != 0;
+	t->settled = m.has_rt && m.status != SBX_STATUS_NONE && m.status != SBX_STATUS_PROVISIONING;
 	t->deadline = m.expires_at && sbx_time_parse(m.expires_at, &until) == 0 ? until : INFINITY;
 	t->limit = m.res.memory_mb != SBX_UNSET_INT ? m.res.memory_mb << 20 : 0;
 	t->snap_every = m.snapshot.enabled == 1 && m.snapshot.interval_s != SBX_UNSET_INT ?

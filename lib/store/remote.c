@@ -63,7 +63,7 @@ push_layer(struct sbx_s3 *c, const struct sbx_store *s, const struct sbx_snap_la
 	if (r == 1 && have == l->size)
 		/* There already: make it young, so that a sweep running now keeps it. */
 		return sbx_s3_touch(c, key, e);
-	if (sbx_snap_layer_path(s, l->digest, p, sizeof p, e) == -1)
+	if (sbx_snapshot_layer_path(s, l->digest, p, sizeof p, e) == -1)
 		return -1;
 	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) == -1)
 		return sbx_err_sys(e, 0, "layer sha256:%s", l->digest);
@@ -96,7 +96,7 @@ sbx_remote_push(const struct sbx_store *s, const char *url, const char *id, int 
 	int lock, r = -1, n = 0, there;
 	FILE *f;
 
-	if ((lock = sbx_snap_lock(s, 0, e)) == -1)
+	if ((lock = sbx_snapshot_lock(s, 0, e)) == -1)
 		return -1;
 	if (sbx_snapshot_load(s, id, &sn, e) == -1) {
 		close(lock);
@@ -204,11 +204,11 @@ pull_layer(struct sbx_s3 *c, const struct sbx_store *s, const struct sbx_snap_la
 	long long got = 0;
 	int fd, r;
 
-	if (sbx_snap_layer_path(s, l->digest, p, sizeof p, e) == -1)
+	if (sbx_snapshot_layer_path(s, l->digest, p, sizeof p, e) == -1)
 		return -1;
 	if (access(p, F_OK) == 0)
 		return 0;  /* checked when it was written */
-	if ((fd = sbx_snap_layer_tmp(s, l->digest, tmp, sizeof tmp, e)) == -1)
+	if ((fd = sbx_snapshot_layer_tmp(s, l->digest, tmp, sizeof tmp, e)) == -1)
 		return -1;
 	layer_key(key, sizeof key, l->digest);
 	short_label(label, sizeof label, "pull", l->digest);
@@ -221,7 +221,7 @@ pull_layer(struct sbx_s3 *c, const struct sbx_store *s, const struct sbx_snap_la
 		r = sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
 	close(fd);
 	if (r == 0)
-		return sbx_snap_layer_commit(s, tmp, l->digest, e);
+		return sbx_snapshot_layer_commit(s, tmp, l->digest, e);
 	unlink(tmp);
 	return -1;
 }
@@ -242,7 +242,7 @@ sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
 		sbx_s3_close(&c);
 		return -1;
 	}
-	if ((lock = sbx_snap_lock(s, 0, e)) == -1)
+	if ((lock = sbx_snapshot_lock(s, 0, e)) == -1)
 		goto out_free;
 	if ((have = sbx_snapshot_have(s, &sn, e)) != 0) {
 		r = have == 1 ? 0 : -1;
@@ -409,7 +409,7 @@ load_set(struct sbx_s3 *c, struct sbx_snap_set *a, int strict, struct sbx_err *e
 				sbx_err_prefix(e, "no layer is deleted while a snapshot's metadata "
 				    "cannot be read (remove it with sbx-snap remove --store)");
 			names_free(&keys);
-			sbx_snap_set_free(a);
+			sbx_snapshot_set_free(a);
 			return -1;
 		}
 	}
@@ -463,7 +463,7 @@ sbx_remote_retain(const struct sbx_store *s, sbx_snapshot_users_fn users, const 
 		names_free(&layers);
 		return -1;
 	}
-	sbx_snap_set_choose(&a, s, users, keep_last, max_age_s, start);
+	sbx_snapshot_set_choose(&a, s, users, keep_last, max_age_s, start);
 	for (i = 0; i < a.n; i++) {
 		if (a.keep[i])
 			continue;
@@ -483,7 +483,7 @@ sbx_remote_retain(const struct sbx_store *s, sbx_snapshot_users_fn users, const 
 	for (i = 0; i < layers.n; i++) {
 		const char *hex = layers.v[i].key + strlen("layers/sha256/");
 
-		if (strlen(hex) != SBX_DIGEST_HEX || sbx_snap_set_names(&a, hex) ||
+		if (strlen(hex) != SBX_DIGEST_HEX || sbx_snapshot_set_names(&a, hex) ||
 		    layers.v[i].mtime >= start - grace_s)
 			continue;
 		report(ctx, "layer", hex);
@@ -497,7 +497,7 @@ sbx_remote_retain(const struct sbx_store *s, sbx_snapshot_users_fn users, const 
 		report(ctx, "upload", "multipart");
 	r = 0;
 out:
-	sbx_snap_set_free(&a);
+	sbx_snapshot_set_free(&a);
 	names_free(&layers);
 	sbx_s3_close(&c);
 	return r;

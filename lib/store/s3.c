@@ -312,7 +312,7 @@ xml_text_in(const char *xml, const char *end, const char *tag, char *out, size_t
 }
 
 int
-sbx_xml_text(const char *xml, const char *tag, char *out, size_t size)
+sbx_s3_xml_text(const char *xml, const char *tag, char *out, size_t size)
 {
 	return xml_text_in(xml, xml + strlen(xml), tag, out, size);
 }
@@ -847,8 +847,8 @@ request_retried(struct sbx_s3 *s, const struct req *r, struct xfer *x, struct sb
 			    "written", s->url, r->fullkey);
 		code[0] = msg[0] = '\0';
 		if (x->mem && x->status / 100 != 2) {
-			sbx_xml_text(x->mem, "Code", code, sizeof code);
-			sbx_xml_text(x->mem, "Message", msg, sizeof msg);
+			sbx_s3_xml_text(x->mem, "Code", code, sizeof code);
+			sbx_s3_xml_text(x->mem, "Message", msg, sizeof msg);
 		}
 		if (rc == CURLE_OK && x->status / 100 == 2)
 			return 0;
@@ -1171,7 +1171,7 @@ multipart(struct sbx_s3 *s, const char *fullkey, int fd, long long size, struct 
 	x.src = "";
 	if (put(s, fullkey, "uploads=", &x, NULL, NULL, "POST", e) == -1)
 		return -1;
-	if (x.mem == NULL || !sbx_xml_text(x.mem, "UploadId", upload, sizeof upload) ||
+	if (x.mem == NULL || !sbx_s3_xml_text(x.mem, "UploadId", upload, sizeof upload) ||
 	    upload[0] == '\0') {
 		free(x.mem);
 		return sbx_err_set(e, SBX_EX_IOERR, "%s: %s: no UploadId in the answer", s->url,
@@ -1232,7 +1232,7 @@ multipart(struct sbx_s3 *s, const char *fullkey, int fd, long long size, struct 
 	if (x.mem && strstr(x.mem, "<Error>")) {
 		char code[128];
 
-		sbx_xml_text(x.mem, "Code", code, sizeof code);
+		sbx_s3_xml_text(x.mem, "Code", code, sizeof code);
 		sbx_err_set(e, SBX_EX_IOERR, "%s: completing %s: %s", s->url, fullkey, code);
 		free(x.mem);
 		goto out;

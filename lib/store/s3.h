@@ -19,6 +19,8 @@
 #ifndef SBX_S3_H
 #define SBX_S3_H
 
+#include <stddef.h>
+
 #include "error.h"
 
 #define SBX_S3_MAX_WORKERS 16
@@ -78,6 +80,6 @@ int sbx_s3_abort_stale(struct sbx_s3 *s, const char *key_prefix, double before, 
     int *count, struct sbx_err *e);
 
 /* For tests: the text of the first <tag>...</tag> in xml, entities decoded. */
-int sbx_xml_text(const char *xml, const char *tag, char *out, size_t size);
+int sbx_s3_xml_text(const char *xml, const char *tag, char *out, size_t size);
 
 #endif

@@ -93,7 +93,7 @@ sbx_snapshot_limits(const struct sbx_store *s, struct sbx_err *e)
 }
 
 int
-sbx_snap_lock(const struct sbx_store *s, int exclusive, struct sbx_err *e)
+sbx_snapshot_lock(const struct sbx_store *s, int exclusive, struct sbx_err *e)
 {
 	char p[1200];
 
@@ -523,21 +523,21 @@ open_tmp(const struct sbx_store *s, const char *sub, const char *tag, char *path
 
 
 int
-sbx_snap_layer_path(const struct sbx_store *s, const char *hex, char *buf, size_t size,
+sbx_snapshot_layer_path(const struct sbx_store *s, const char *hex, char *buf, size_t size,
     struct sbx_err *e)
 {
 	return blob_path(s, hex, buf, size, e);
 }
 
 int
-sbx_snap_layer_tmp(const struct sbx_store *s, const char *hex, char *path, size_t size,
+sbx_snapshot_layer_tmp(const struct sbx_store *s, const char *hex, char *path, size_t size,
     struct sbx_err *e)
 {
 	return open_tmp(s, "layers", hex, path, size, e);
 }
 
 int
-sbx_snap_layer_commit(const struct sbx_store *s, const char *tmp, const char *hex,
+sbx_snapshot_layer_commit(const struct sbx_store *s, const char *tmp, const char *hex,
     struct sbx_err *e)
 {
 	return blob_commit(s, tmp, hex, e);
@@ -609,7 +609,7 @@ sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m, do
 	itmp[0] = '\0';
 	if (index_path(s, sn->snapshot_id, ipath, sizeof ipath, e) == -1)
 		return -1;
-	if (sbx_rootfs_is_snapshot(m->rootfs)) {
+	if (sbx_manifest_rootfs_is_snapshot(m->rootfs)) {
 		/* Made from a snapshot: this one stacks on it. */
 		if (sbx_snapshot_load(s, m->rootfs, &parent, e) == -1)
 			return sbx_err_prefix(e, "parent snapshot %s", m->rootfs);
@@ -765,7 +765,7 @@ sbx_snapshot_remove(const struct sbx_store *s, sbx_snapshot_users_fn users, cons
 	size_t n = 0, i;
 	int lock, r = -1;
 
-	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
+	if ((lock = sbx_snapshot_lock(s, 1, e)) == -1)
 		return -1;
 	if (meta_path(s, id, p, sizeof p, e) == -1)
 		goto out;
@@ -875,7 +875,7 @@ sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sb
 	size_t i;
 	int lock, r = -1;
 
-	if (sbx_archive_load(e) == -1 || (lock = sbx_snap_lock(s, 0, e)) == -1)
+	if (sbx_archive_load(e) == -1 || (lock = sbx_snapshot_lock(s, 0, e)) == -1)
 		return -1;
 	if (sbx_snapshot_load(s, id, &sn, e) == -1) {
 		close(lock);
@@ -988,7 +988,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 
 	memset(&sn, 0, sizeof sn);
 	sbx_manifest_init(&sn.manifest);
-	if (sbx_archive_load(e) == -1 || (lock = sbx_snap_lock(s, 0, e)) == -1)
+	if (sbx_archive_load(e) == -1 || (lock = sbx_snapshot_lock(s, 0, e)) == -1)
 		return -1;
 	if ((a = archive_read_new()) == NULL) {
 		close(lock);
@@ -1190,7 +1190,7 @@ sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, siz
 /* Retention */
 
 void
-sbx_snap_set_free(struct sbx_snap_set *a)
+sbx_snapshot_set_free(struct sbx_snap_set *a)
 {
 	size_t i;
 
@@ -1227,7 +1227,7 @@ all_load(const struct sbx_store *s, struct sbx_snap_set *a, struct sbx_err *e)
 }
 
 long
-sbx_snap_set_find(const struct sbx_snap_set *a, const char *id)
+sbx_snapshot_set_find(const struct sbx_snap_set *a, const char *id)
 {
 	size_t i;
 
@@ -1238,7 +1238,7 @@ sbx_snap_set_find(const struct sbx_snap_set *a, const char *id)
 }
 
 int
-sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex)
+sbx_snapshot_set_names(const struct sbx_snap_set *a, const char *hex)
 {
 	size_t i, k;
 
@@ -1284,7 +1284,8 @@ collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run,
 					continue;
 				memcpy(id, de->d_name, len - 6);
 				id[len - 6] = '\0';
-				if (!sbx_id_valid(id) || ((k = sbx_snap_set_find(a, id)) >= 0 && a->keep[k]))
+				if (!sbx_id_valid(id) ||
+				    ((k = sbx_snapshot_set_find(a, id)) >= 0 && a->keep[k]))
 					continue;
 				kind = "index";
 			} else {
@@ -1292,7 +1293,7 @@ collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run,
 					continue;
 				memcpy(hex, de->d_name, SBX_DIGEST_HEX);
 				hex[SBX_DIGEST_HEX] = '\0';
-				if (!is_hex64(hex) || sbx_snap_set_names(a, hex))
+				if (!is_hex64(hex) || sbx_snapshot_set_names(a, hex))
 					continue;
 			}
 			snprintf(p, sizeof p, "%s/%s", d, de->d_name);
@@ -1321,13 +1322,13 @@ keep_live(const struct sbx_store *s, sbx_snapshot_users_fn users, struct sbx_sna
 	if (s == NULL || users == NULL || users(s, &u, NULL) == -1)
 		return;
 	for (i = 0; i < u.root.n; i++)
-		if ((k = sbx_snap_set_find(a, u.root.v[i])) >= 0 && !a->keep[k])
+		if ((k = sbx_snapshot_set_find(a, u.root.v[i])) >= 0 && !a->keep[k])
 			a->keep[k] = 2;
 	sbx_snapshot_users_free(&u);
 }
 
 void
-sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
+sbx_snapshot_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
     sbx_snapshot_users_fn users, long long keep_last, double max_age_s, double now)
 {
 	size_t i, k;
@@ -1387,15 +1388,15 @@ sbx_snapshot_retain(const struct sbx_store *s, sbx_snapshot_users_fn users,
 	struct sbx_snap_set a;
 	int lock, r;
 
-	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
+	if ((lock = sbx_snapshot_lock(s, 1, e)) == -1)
 		return -1;
 	if (all_load(s, &a, e) == -1) {
 		close(lock);
 		return -1;
 	}
-	sbx_snap_set_choose(&a, s, users, keep_last, max_age_s, sbx_realtime());
+	sbx_snapshot_set_choose(&a, s, users, keep_last, max_age_s, sbx_realtime());
 	r = sweep(s, &a, dry_run, report, ctx, e);
-	sbx_snap_set_free(&a);
+	sbx_snapshot_set_free(&a);
 	close(lock);
 	return r;
 }
@@ -1425,7 +1426,7 @@ sbx_snapshot_prune(const struct sbx_store *s, sbx_snapshot_users_fn users, const
 	long long newer = 0;
 	int lock, r;
 
-	if ((lock = sbx_snap_lock(s, 1, e)) == -1)
+	if ((lock = sbx_snapshot_lock(s, 1, e)) == -1)
 		return -1;
 	if (all_load(s, &a, e) == -1) {
 		close(lock);
@@ -1435,7 +1436,7 @@ sbx_snapshot_prune(const struct sbx_store *s, sbx_snapshot_users_fn users, const
 		a.keep[i] = !automatic(&a.v[i], sid) || newer++ < keep;
 	keep_live(s, users, &a);
 	r = sweep(s, &a, 0, no_report, NULL, e);
-	sbx_snap_set_free(&a);
+	sbx_snapshot_set_free(&a);
 	close(lock);
 	return r;
 }

@@ -57,7 +57,7 @@ typedef int (*sbx_snapshot_users_fn)(const struct sbx_store *s, struct sbx_snaps
 void sbx_snapshot_users_free(struct sbx_snapshot_users *u);
 
 /* Lock the snapshot store: shared to make or use snapshots, exclusive to remove. */
-int sbx_snap_lock(const struct sbx_store *s, int exclusive, struct sbx_err *e);
+int sbx_snapshot_lock(const struct sbx_store *s, int exclusive, struct sbx_err *e);
 /* Set this process's bounds on what a layer read from outside may expand to
  * from the operator's policy (layer.h; the policy's limits: layer_mb, layer_ratio). */
 int sbx_snapshot_limits(const struct sbx_store *s, struct sbx_err *e);
@@ -143,13 +143,13 @@ int sbx_snapshot_same_layers(const struct sbx_snapshot *a, const struct sbx_snap
  * another snapshot under its ID is -1 (exit 65). */
 int sbx_snapshot_have(const struct sbx_store *s, const struct sbx_snapshot *sn,
     struct sbx_err *e);
-int sbx_snap_layer_path(const struct sbx_store *s, const char *hex, char *buf, size_t size,
+int sbx_snapshot_layer_path(const struct sbx_store *s, const char *hex, char *buf, size_t size,
     struct sbx_err *e);
 /* A temporary file in layers/ (removed by retention if a crash leaves it); its fd. */
-int sbx_snap_layer_tmp(const struct sbx_store *s, const char *hex, char *path, size_t size,
+int sbx_snapshot_layer_tmp(const struct sbx_store *s, const char *hex, char *path, size_t size,
     struct sbx_err *e);
 /* Move a checked, fsynced temporary file into the store as layer hex. */
-int sbx_snap_layer_commit(const struct sbx_store *s, const char *tmp, const char *hex,
+int sbx_snapshot_layer_commit(const struct sbx_store *s, const char *tmp, const char *hex,
     struct sbx_err *e);
 
 /* Snapshots as retention sees them: sorted oldest first, and what stays. */
@@ -158,14 +158,14 @@ struct sbx_snap_set {
 	size_t n;
 	char *keep;             /* 1 kept by the rules, 2 needed by a live sandbox */
 };
-void sbx_snap_set_free(struct sbx_snap_set *a);
-long sbx_snap_set_find(const struct sbx_snap_set *a, const char *id);
+void sbx_snapshot_set_free(struct sbx_snap_set *a);
+long sbx_snapshot_set_find(const struct sbx_snap_set *a, const char *id);
 /* Whether a kept snapshot names layer hex. */
-int sbx_snap_set_names(const struct sbx_snap_set *a, const char *hex);
+int sbx_snapshot_set_names(const struct sbx_snap_set *a, const char *hex);
 /* Retention's rules (see sbx_snapshot_retain) applied to a, with the live
  * sandboxes users lists in store live (either NULL: none) pinning the
  * snapshots they run on. */
-void sbx_snap_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
+void sbx_snapshot_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
     sbx_snapshot_users_fn users, long long keep_last, double max_age_s, double now);
 
 #endif

@@ -40,18 +40,18 @@ main(void)
 		ok(!url_ok(big), "a prefix over 512 characters is refused");
 	}
 
-	ok(sbx_xml_text("<Error><Code>SignatureDoesNotMatch</Code></Error>", "Code", out,
+	ok(sbx_s3_xml_text("<Error><Code>SignatureDoesNotMatch</Code></Error>", "Code", out,
 	    sizeof out) && strcmp(out, "SignatureDoesNotMatch") == 0, "an error code");
-	ok(sbx_xml_text("<a><ETag>&quot;9b2c&quot;</ETag></a>", "ETag", out, sizeof out) &&
+	ok(sbx_s3_xml_text("<a><ETag>&quot;9b2c&quot;</ETag></a>", "ETag", out, sizeof out) &&
 	    strcmp(out, "\"9b2c\"") == 0, "entities decoded");
-	ok(sbx_xml_text("<K>a&amp;b&lt;c&gt;&apos;&bogus;</K>", "K", out, sizeof out) &&
+	ok(sbx_s3_xml_text("<K>a&amp;b&lt;c&gt;&apos;&bogus;</K>", "K", out, sizeof out) &&
 	    strcmp(out, "a&b<c>'&bogus;") == 0, "every entity, and an unknown one kept");
-	ok(!sbx_xml_text("<Code>unterminated", "Code", out, sizeof out) && out[0] == '\0',
+	ok(!sbx_s3_xml_text("<Code>unterminated", "Code", out, sizeof out) && out[0] == '\0',
 	    "an unterminated element is not there");
-	ok(!sbx_xml_text("<Other>x</Other>", "Code", out, sizeof out), "a missing element");
-	ok(sbx_xml_text("<Key>0123456789abcdef</Key>", "Key", out, 8) && strcmp(out, "0123456") ==
-	    0, "a long value is cut to the buffer");
-	ok(sbx_xml_text("<UploadId></UploadId>", "UploadId", out, sizeof out) && out[0] == '\0',
+	ok(!sbx_s3_xml_text("<Other>x</Other>", "Code", out, sizeof out), "a missing element");
+	ok(sbx_s3_xml_text("<Key>0123456789abcdef</Key>", "Key", out, 8) &&
+	    strcmp(out, "0123456") == 0, "a long value is cut to the buffer");
+	ok(sbx_s3_xml_text("<UploadId></UploadId>", "UploadId", out, sizeof out) && out[0] == '\0',
 	    "an empty element");
 	return done_testing();
 }
