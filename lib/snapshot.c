@@ -27,12 +27,6 @@ dupstr(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-static int
-oom(struct sbx_err *e)
-{
-	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-}
-
 /* $SBX_ROOT/sub[/name], the directory made on first use. */
 static int
 store_dir(const struct sbx_store *s, const char *sub, const char *name, char *buf, size_t size,
@@ -185,7 +179,7 @@ get_str(const char *name, const struct sbx_node *t, const char *key, int require
 	if (v->type != SBX_SCALAR)
 		return sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: '%s' must be a string", name,
 		    v->line, v->col, key);
-	return (*out = strdup(v->str)) == NULL ? oom(e) : 0;
+	return (*out = strdup(v->str)) == NULL ? sbx_err_oom(e) : 0;
 }
 
 static int
@@ -298,7 +292,7 @@ parse_doc(const char *name, const char *buf, size_t len, int lenient, struct sbx
 		goto out;
 	}
 	if ((sn->layers = calloc(ls->n, sizeof *sn->layers)) == NULL) {
-		oom(e);
+		sbx_err_oom(e);
 		goto out;
 	}
 	for (i = 0; i < ls->n; i++) {
@@ -383,11 +377,11 @@ sbx_snapshot_save(const struct sbx_store *s, const struct sbx_snapshot *sn, stru
 	if (meta_path(s, sn->snapshot_id, p, sizeof p, e) == -1)
 		return -1;
 	if ((f = open_memstream(&buf, &len)) == NULL)
-		return oom(e);
+		return sbx_err_oom(e);
 	r = sbx_snapshot_emit(f, sn, SBX_FMT_YAML);
 	if (fclose(f) != 0 || r == -1) {
 		free(buf);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	r = sbx_write_atomic_new(p, buf, len, 0600, e);
 	if (r == -1 && errno == EEXIST)
@@ -461,7 +455,7 @@ sbx_snapshot_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_
 			free(v[i].created);
 		}
 		free(v);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	for (i = 0; i < k; i++) {
 		(*ids)[i] = v[i].id;
@@ -657,7 +651,7 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_a
 	r = -1;
 	sn->n_layers = parent.n_layers + 1;
 	if ((sn->layers = calloc(sn->n_layers, sizeof *sn->layers)) == NULL) {
-		oom(e);
+		sbx_err_oom(e);
 		goto out;
 	}
 	if (parent.n_layers)
@@ -683,7 +677,7 @@ capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_a
 		sn->base_rootfs = dupstr(m->rootfs);
 	}
 	if (sn->lineage == NULL || sn->base_rootfs == NULL)
-		oom(e);
+		sbx_err_oom(e);
 	else
 		r = 0;
 out:
@@ -778,7 +772,7 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 	frozen_at = sbx_realtime();
 	if (strcmp(m.status, "ready") == 0 || strcmp(m.status, "executing") == 0) {
 		if ((was = strdup("ready")) == NULL) {
-			oom(e);
+			sbx_err_oom(e);
 			goto out;
 		}
 		free(m.status);
@@ -795,7 +789,7 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 	if ((sn.snapshot_id = strdup(id)) == NULL || (sn.source_sandbox = strdup(sid)) == NULL ||
 	    (sn.reason = strdup(opts->reason ? opts->reason : "manual")) == NULL ||
 	    sbx_time_set(&sn.created_at, sbx_realtime()) == -1) {
-		oom(e);
+		sbx_err_oom(e);
 		goto restore;
 	}
 	if (capture(s, &m, frozen_at, &sn, e) == -1)
@@ -834,7 +828,7 @@ restore:
 	sbx_audit(s, sid, "snapshot", r == 0 ? "ok" : "error", r == 0 ? id : e->msg, NULL);
 	if (r == 0 && sbx_remote_is_s3(m.snapshot.storage_backend) &&
 	    (*backend = strdup(m.snapshot.storage_backend)) == NULL)
-		r = oom(e);
+		r = sbx_err_oom(e);
 out:
 	free(was);
 	sbx_snapshot_free(&sn);
@@ -928,7 +922,7 @@ sbx_snapshot_children(const struct sbx_store *s, const char *id, char ***out, si
 		for (i = 0; i < k; i++)
 			free(ids[i]);
 		free(ids);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	for (i = 0; i < k; i++) {
 		struct sbx_manifest m;
@@ -998,7 +992,7 @@ export_entry(struct archive *a, const char *name, int fd, const char *mem, long 
 	int r = 0;
 
 	if ((ent = archive_entry_new()) == NULL)
-		return oom(e);
+		return sbx_err_oom(e);
 	archive_entry_set_pathname(ent, name);
 	archive_entry_set_filetype(ent, AE_IFREG);
 	archive_entry_set_perm(ent, 0600);
@@ -1042,11 +1036,11 @@ export_meta(struct archive *a, const struct sbx_snapshot *sn, struct sbx_err *e)
 	int r;
 
 	if ((f = open_memstream(&buf, &len)) == NULL)
-		return oom(e);
+		return sbx_err_oom(e);
 	r = sbx_snapshot_emit(f, sn, SBX_FMT_YAML);
 	if (fclose(f) != 0 || r == -1) {
 		free(buf);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	sbx_time_parse(sn->created_at, &t);
 	r = export_entry(a, "snapshot.yaml", -1, buf, (long long)len, (long long)t, e);
@@ -1180,7 +1174,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 		return -1;
 	if ((a = archive_read_new()) == NULL) {
 		close(lock);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	archive_read_support_format_tar(a);
 	if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK) {
@@ -1205,7 +1199,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 				goto out;
 			}
 			if ((meta = malloc((size_t)size + 1)) == NULL) {
-				oom(e);
+				sbx_err_oom(e);
 				goto out;
 			}
 			n = archive_read_data(a, meta, (size_t)size);
@@ -1218,7 +1212,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 			if (sbx_snapshot_parse("snapshot.yaml", meta, len, &sn, e) == -1)
 				goto out;
 			if ((have = calloc(sn.n_layers, 1)) == NULL) {
-				oom(e);
+				sbx_err_oom(e);
 				goto out;
 			}
 			continue;
@@ -1353,13 +1347,13 @@ sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, siz
 		sbx_snapshot_free(&sn);
 		free(*dirs);
 		*dirs = NULL;
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	for (i = 0; i < sn.n_layers; i++) {
 		if (cache_layer(s, sn.layers[i].digest, d, sizeof d, e) == -1 ||
 		    ((*dirs)[i] = strdup(d)) == NULL) {
 			if (e && !e->msg[0])
-				oom(e);
+				sbx_err_oom(e);
 			while (i-- > 0)
 				free((*dirs)[i]);
 			free(*dirs);
@@ -1403,7 +1397,7 @@ all_load(const struct sbx_store *s, struct sbx_snap_set *a, struct sbx_err *e)
 		free(ids);
 		free(a->v);
 		a->v = NULL;
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	for (i = 0; i < n; i++) {
 		if (sbx_snapshot_load(s, ids[i], &a->v[a->n], NULL) == 0)
