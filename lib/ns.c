@@ -32,6 +32,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "driver.h"
+#include "fdpass.h"
 #include "landlock.h"
 #include "net.h"
 #include "policy.h"
@@ -357,48 +358,22 @@ init_settle(const struct sbx_manifest *m, struct sbx_err *e)
 
 #define GO_FDS (SBX_MAX_LAYERS + 1 + SBX_MAX_MOUNTS)
 
-/* The go-ahead for init, with the ID-mapped layers, skeleton and mount
- * sources (SCM_RIGHTS). */
+/* The go-ahead for init carries the ID-mapped layers, skeleton and mount
+ * sources (send_go, recv_go). */
+_Static_assert(GO_FDS <= SBX_FD_MAX, "init's go-ahead carries too many descriptors");
+
 static int
 send_go(int sock, const int *fds, size_t n)
 {
-	char c = 'g', buf[CMSG_SPACE(sizeof(int) * GO_FDS)];
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-
-	if (n > 0) {
-		memset(buf, 0, sizeof buf);
-		msg.msg_control = buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		if ((cm = CMSG_FIRSTHDR(&msg)) == NULL)
-			return -1;
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+	return sbx_fd_send(sock, fds, n, "g", 1);
 }
 
 static int
 recv_go(int sock, int *fds, size_t n)
 {
-	char c, buf[CMSG_SPACE(sizeof(int) * GO_FDS)];
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
-		.msg_controllen = sizeof buf };
-	struct cmsghdr *cm;
+	char c = 0;
 
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	if (n == 0)
-		return 0;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (cm == NULL || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * n))
-		return -1;
-	memcpy(fds, CMSG_DATA(cm), sizeof(int) * n);
-	return 0;
+	return sbx_fd_recv(sock, fds, n, &c, 1) == 1 ? 0 : -1;
 }
 
 /*
