@@ -204,6 +204,7 @@ sbx_supervise_run(struct sbx_supervise *sv, int *status, struct sbx_trace *t,
     struct sbx_err *e)
 {
 	struct watch w = { 0 };
+	int reaped = 0;
 
 	if (sv->master != -1) {
 		sbx_pty_winsize(sv->master);
@@ -219,12 +220,17 @@ sbx_supervise_run(struct sbx_supervise *sv, int *status, struct sbx_trace *t,
 	watch(sv, &w);
 	sv->wait_status = 0;
 	memset(&sv->ru, 0, sizeof sv->ru);
-	if (sv->wait != NULL)
-		sv->wait(sv->ctx, &sv->wait_status, &sv->ru);
-	else
+	if (sv->wait != NULL) {
+		if (sv->wait(sv->ctx, &sv->wait_status, &sv->ru, e) == -1)
+			reaped = -1;
+	} else
 		while (wait4(sv->pid, &sv->wait_status, 0, &sv->ru) == -1 && errno == EINTR)
 			;
 	t->elapsed_s = sbx_monotonic() - sv->t0;
 	sbx_pty_restore();
+	if (reaped == -1) {
+		*status = SBX_EX_RUNFAIL;
+		return -1;
+	}
 	return exit_status(sv, &w, status, t, e);
 }

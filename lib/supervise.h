@@ -49,8 +49,9 @@ struct sbx_supervise {
 	 * (the namespace tier kills the run's cgroup). */
 	void (*kill_all)(void *ctx);
 	/* Reap the command once pidfd is readable; NULL: wait4(pid). Fills the
-	 * wait(2) status and, if it can, the resource use. */
-	int (*wait)(void *ctx, int *status, struct rusage *ru);
+	 * wait(2) status and, if it can, the resource use; -1 with e filled
+	 * when the command's end cannot be known (the run then fails, 125). */
+	int (*wait)(void *ctx, int *status, struct rusage *ru, struct sbx_err *e);
 	/* Did the tier fail to start the command (its setup, the exec)? Then 1
 	 * with e filled (e->code the status: 125, 126, 127); else 0. */
 	int (*failed)(void *ctx, struct sbx_err *e);
@@ -77,7 +78,7 @@ void sbx_supervise_catch(struct sbx_supervise *sv);
  * sbx-run exits with: the command's status, 128+N for a signal, 124 at the
  * timeout, 137 when the sandbox expired) and t's elapsed_s, exit_code,
  * signal, timed_out and kill_reason. -1 (e filled, *status its code) when
- * failed says the command never ran.
+ * failed says the command never ran, or wait failed.
  */
 int sbx_supervise_run(struct sbx_supervise *sv, int *status, struct sbx_trace *t,
     struct sbx_err *e);
