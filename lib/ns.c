@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <net/if.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -724,35 +723,117 @@ protect_init(pid_t pid, const struct sbx_manifest *m)
 	(void)sbx_write_str(p, "-1000");
 }
 
+/* The sandbox's limits on its cgroup cg, and the cgroup init joins (cgfds). */
+static int
+init_cgroup(const struct sbx_manifest *m, struct sbx_cgroup *cg, int cgfds[SBX_CG_NCTRL],
+    struct sbx_err *e)
+{
+	struct sbx_cg_limits lim = { 0 };
+	struct sbx_cgroup initcg;
+
+	lim.cpu_cores = isnan(m->res.cpu_cores) ? 0 : m->res.cpu_cores;
+	if (m->res.memory_mb != SBX_UNSET_INT) {
+		lim.memory_bytes = m->res.memory_mb << 20;
+		lim.memory_soft_bytes = lim.memory_bytes * m->res.memory_soft_pct / 100;
+	}
+	lim.pids = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
+	/* On v2 processes live only in leaves (the sandbox's cgroup enables
+	 * its controllers for the runs' cgroups), so init gets a child; v1
+	 * has no such rule, and init stays in the sandbox's cgroup. */
+	initcg = *cg;
+	if (sbx_cgroup_set_limits(cg, &lim, e) == -1 ||
+	    (cg->version == 2 && sbx_cgroup_child(cg, "init", &initcg, e) == -1) ||
+	    sbx_cgroup_open_join(&initcg, cgfds, e) == -1)
+		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
+	return 0;
+}
+
+/* The sandbox's init, in its new namespaces: 0 in the child, its PID in
+ * the parent, -1 (69 when the host refuses user namespaces). */
+static pid_t
+clone_init(const struct sbx_manifest *m, struct sbx_err *e)
+{
+	pid_t pid;
+	int err;
+
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+	    (host_network(m) ? 0 : CLONE_NEWNET) | CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD, NULL,
+	    NULL, NULL, 0);
+	if (pid != -1)
+		return pid;
+	err = errno;
+	sbx_err_sys(e, err == EPERM || err == ENOSPC || err == EUSERS ?
+	    SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "cannot create the sandbox's namespaces");
+	if (err == EPERM || err == ENOSPC || err == EUSERS)
+		userns_hint(err, e);
+	return -1;
+}
+
+/* Init's word that it is set up (init_msg over st), or why not. */
+static int
+wait_init(int st, struct sbx_err *e)
+{
+	struct init_msg msg;
+	ssize_t n;
+
+	n = read(st, &msg, sizeof msg);
+	if (n == (ssize_t)sizeof msg && msg.ok)
+		return 0;
+	if (n == (ssize_t)sizeof msg)
+		*e = msg.err;
+	else
+		sbx_err_set(e, SBX_EX_OSERR, "the sandbox's init died while setting up");
+	return -1;
+}
+
+/* A failed create leaves nothing behind: init (pid, if any), the network,
+ * the cgroup (cg, if any). */
+static void
+create_undo(const struct sbx_store *s, const struct sbx_manifest *m, pid_t pid,
+    const struct sbx_cgroup *cg)
+{
+	struct sbx_err ignored;
+
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		reap(pid);
+	}
+	sbx_net_destroy(s, m, &ignored);
+	if (cg != NULL)
+		sbx_cgroup_destroy(cg, &ignored);
+}
+
+/* The network's plan, the sandbox's IDs, its root's layers (lw) and its
+ * seccomp program kept: nothing of the kernel's made yet. */
+static int
+create_prepare(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_lowers *lw,
+    struct sbx_err *e)
+{
+	if (sbx_net_prepare(m, e) == -1 || pick_ids(s, m, e) == -1 ||
+	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, lw, e) == -1)
+		return -1;
+	if (lw->skel != NULL && (m->rt.skeleton = strdup(strrchr(lw->skel, '/') + 1)) == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	return keep_filter(s, m, e);
+}
+
 static int
 ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 {
 	struct sbx_cg_host h;
-	struct sbx_cgroup cg, initcg;
-	struct sbx_cg_limits lim = { 0 };
-	struct init_msg msg;
+	struct sbx_cgroup cg;
 	struct sbx_lowers lw;
 	char spec[4096];
 	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0;
 	int cgfds[SBX_CG_NCTRL];
 	size_t i;
 	pid_t pid = -1;
-	ssize_t n;
 
 	m->has_rt = 1;
 	m->rt.rootless = s->rootless;
 	memset(&lw, 0, sizeof lw);
 	memset(cgfds, -1, sizeof cgfds);
-	if (sbx_net_prepare(m, e) == -1 || pick_ids(s, m, e) == -1 ||
-	    sbx_rootfs_prepare(s, m, (uid_t)m->rt.uid_base, (gid_t)m->rt.gid_base, &lw, e) == -1) {
-		sbx_lowers_free(&lw);
-		return -1;
-	}
-	if (lw.skel != NULL && (m->rt.skeleton = strdup(strrchr(lw.skel, '/') + 1)) == NULL) {
-		sbx_lowers_free(&lw);
-		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-	}
-	if (keep_filter(s, m, e) == -1) {
+	if (create_prepare(s, m, &lw, e) == -1) {
 		sbx_lowers_free(&lw);
 		return -1;
 	}
@@ -769,41 +850,15 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
 	}
 	sbx_crash_point("create-cgroup");
-	if (have_cg) {
-		lim.cpu_cores = isnan(m->res.cpu_cores) ? 0 : m->res.cpu_cores;
-		if (m->res.memory_mb != SBX_UNSET_INT) {
-			lim.memory_bytes = m->res.memory_mb << 20;
-			lim.memory_soft_bytes = lim.memory_bytes * m->res.memory_soft_pct / 100;
-		}
-		lim.pids = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
-		/* On v2 processes live only in leaves (the sandbox's cgroup enables
-		 * its controllers for the runs' cgroups), so init gets a child; v1
-		 * has no such rule, and init stays in the sandbox's cgroup. */
-		initcg = cg;
-		if (sbx_cgroup_set_limits(&cg, &lim, e) == -1 ||
-		    (cg.version == 2 && sbx_cgroup_child(&cg, "init", &initcg, e) == -1) ||
-		    sbx_cgroup_open_join(&initcg, cgfds, e) == -1) {
-			sbx_err_prefix(e, "resource_allocation cannot be enforced");
-			goto fail;
-		}
-	}
+	if (have_cg && init_cgroup(m, &cg, cgfds, e) == -1)
+		goto fail;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) == -1 ||
 	    pipe2(st, O_CLOEXEC) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "pipe");
 		goto fail;
 	}
-	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-	    (host_network(m) ? 0 : CLONE_NEWNET) | CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD, NULL,
-	    NULL, NULL, 0);
-	if (pid == -1) {
-		int err = errno;
-
-		sbx_err_sys(e, err == EPERM || err == ENOSPC || err == EUSERS ?
-		    SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "cannot create the sandbox's namespaces");
-		if (err == EPERM || err == ENOSPC || err == EUSERS)
-			userns_hint(err, e);
+	if ((pid = clone_init(m, e)) == -1)
 		goto fail;
-	}
 	if (pid == 0) {
 		close(go[1]);
 		close(st[0]);
@@ -828,14 +883,8 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	sbx_crash_point("create-network");
 	if (go_init(s, m, &lw, pid, go[1], e) == -1)
 		goto fail;
-	n = read(st[0], &msg, sizeof msg);
-	if (n != (ssize_t)sizeof msg || !msg.ok) {
-		if (n == (ssize_t)sizeof msg)
-			*e = msg.err;
-		else
-			sbx_err_set(e, SBX_EX_OSERR, "the sandbox's init died while setting up");
+	if (wait_init(st[0], e) == -1)
 		goto fail;
-	}
 	m->rt.start_ticks = (long long)sbx_proc_starttime(pid);
 	close(go[1]);
 	close(st[0]);
@@ -850,17 +899,7 @@ fail:
 	if (go[1] != -1) close(go[1]);
 	if (st[0] != -1) close(st[0]);
 	if (st[1] != -1) close(st[1]);
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		reap(pid);
-	}
-	{
-		struct sbx_err ignored;
-
-		sbx_net_destroy(s, m, &ignored);
-		if (have_cg)
-			sbx_cgroup_destroy(&cg, &ignored);
-	}
+	create_undo(s, m, pid, have_cg ? &cg : NULL);
 	return -1;
 }
 
@@ -1021,13 +1060,48 @@ restrict_landlock(const struct sbx_manifest *m, const char **w, size_t max, stru
 	    m->security.landlock_network == 1 ? &net : NULL, e);
 }
 
+/*
+ * No core dumps (they would land in the sandbox's layer, or leak memory to
+ * a host handler); open files bounded; the first to go when memory runs
+ * out, before init (protect_init).
+ */
+static void
+run_limits(void)
+{
+	struct rlimit core0 = { 0, 0 }, nofile;
+
+	setrlimit(RLIMIT_CORE, &core0);
+	(void)sbx_write_str("/proc/self/oom_score_adj", "1000");
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+		if (nofile.rlim_max > SBX_NOFILE_MAX)
+			nofile.rlim_max = SBX_NOFILE_MAX;
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+}
+
+/* The caller's word that the command may start (its audit line is on disk
+ * then); nothing of the command has run yet. */
+static int
+run_wait_go(int gofd, struct sbx_err *e)
+{
+	ssize_t n;
+	char c;
+
+	while ((n = read(gofd, &c, 1)) == -1 && errno == EINTR)
+		;
+	if (n != 1)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "the run was called off before it started");
+	close(gofd);
+	return 0;
+}
+
 static void __attribute__((noreturn))
 run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, int nsflags,
     int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, int gofd, const struct sbx_seccomp_prog *prog)
 {
 	struct child_err ce = { 0 };
 	const char *w[64];
-	struct rlimit core0 = { 0, 0 }, nofile;
 	unsigned uid, gid;
 	char **env;
 	int i;
@@ -1066,17 +1140,7 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 		sbx_err_set(&ce.e, SBX_EX_RUNFAIL, "out of memory");
 		goto fail;
 	}
-	/* No core dumps (they would land in the sandbox's layer, or leak memory to
-	 * a host handler); open files bounded; the first to go when memory runs
-	 * out, before init (protect_init). */
-	setrlimit(RLIMIT_CORE, &core0);
-	(void)sbx_write_str("/proc/self/oom_score_adj", "1000");
-	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
-		if (nofile.rlim_max > SBX_NOFILE_MAX)
-			nofile.rlim_max = SBX_NOFILE_MAX;
-		nofile.rlim_cur = nofile.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &nofile);
-	}
+	run_limits();
 	if (sbx_caps_become(uid, gid, !m->rt.rootless, m->security.capabilities.v,
 	    m->security.capabilities.n, &ce.e) == -1)
 		goto fail;
@@ -1094,20 +1158,8 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 	/* Last: from here on, only the profile's calls work. */
 	if (sbx_seccomp_load_program(prog, &ce.e) == -1)
 		goto fail;
-	/* The caller's word that the command may start (its audit line is on
-	 * disk then); nothing of the command has run yet. */
-	{
-		ssize_t n;
-		char c;
-
-		while ((n = read(gofd, &c, 1)) == -1 && errno == EINTR)
-			;
-		if (n != 1) {
-			sbx_err_set(&ce.e, SBX_EX_RUNFAIL, "the run was called off before it started");
-			goto fail;
-		}
-		close(gofd);
-	}
+	if (run_wait_go(gofd, &ce.e) == -1)
+		goto fail;
 	/* Nothing of the caller's but stdio crosses: whatever else it left open
 	 * (a file, a directory of the host) closes with the exec. */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
