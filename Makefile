@@ -132,13 +132,14 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		-D_GNU_SOURCE -Ilib lib cmd
 	clang-tidy --quiet lib/*.c cmd/*.c -- -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' -Ilib
+	contrib/lint/func-length.sh lib
 	@for f in lib/*.c cmd/*.c; do \
 		$(CC) -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' -Ilib -fanalyzer -Werror -O1 \
 			-c -o /dev/null $$f || exit 1; \
 	done
 	shellcheck tests/run tests/helpers.bash tests/netlib.bash tests/*.bats tests/bench/run tests/hostile/*.sh \
 		tests/s3/*.sh tests/s3/lib.bash tests/slurm/*.sh contrib/*.sh contrib/scale-out/*.sbatch \
-		.ci/run \
+		contrib/lint/*.sh .ci/run \
 		completions/sbx.bash
 	bash -n completions/sbx.bash
 	zsh -n completions/_sbx
