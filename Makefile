@@ -146,6 +146,7 @@ lint:
 		-D_GNU_SOURCE $(ALL_INC) lib cmd
 	clang-tidy --quiet $(LIB_SRC) cmd/*.c -- -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' $(ALL_INC)
 	contrib/lint/layers.sh lib
+	contrib/lint/func-length.sh lib
 	@for f in $(LIB_SRC) cmd/*.c; do \
 		$(CC) -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' $(ALL_INC) -fanalyzer -Werror -O1 \
 			-c -o /dev/null $$f || exit 1; \

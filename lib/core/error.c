@@ -77,3 +77,9 @@ sbx_err_prefix(struct sbx_err *e, const char *fmt, ...)
 	snprintf(e->msg, sizeof e->msg, "%s: %s", pre, old);
 	return -1;
 }
+
+int
+sbx_err_oom(struct sbx_err *e)
+{
+	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+}

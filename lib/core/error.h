@@ -36,6 +36,8 @@ int sbx_err_sys(struct sbx_err *e, int code, const char *fmt, ...)
 /* Prefix an existing message with more context ("what: old message"). */
 int sbx_err_prefix(struct sbx_err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* "out of memory" (71) in e: `return sbx_err_oom(e);` after a failed allocation. */
+int sbx_err_oom(struct sbx_err *e);
 /* An errno turned into the nearest exit code (ENOENT 66, EACCES 77, ...). */
 int sbx_errno_code(int err, int fallback);
 

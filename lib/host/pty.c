@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "pty.h"
 #include "util.h"
 
@@ -18,28 +18,14 @@ static int raw_on;
 int
 sbx_pty_child(int sock, struct sbx_err *e)
 {
-	char name[128], dummy = 'p';
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { &dummy, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-		.msg_controllen = sizeof u.buf };
-	struct cmsghdr *c;
+	char name[128];
 	int master, slave;
 
 	if ((master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1 ||
 	    grantpt(master) == -1 || unlockpt(master) == -1 ||
 	    ptsname_r(master, name, sizeof name) != 0)
 		return sbx_err_sys(e, SBX_EX_OSERR, "allocate a terminal in the sandbox");
-	memset(u.buf, 0, sizeof u.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &master, sizeof master);
-	if (sendmsg(sock, &msg, 0) == -1)
+	if (sbx_fd_send(sock, &master, 1, "p", 1) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "pass the terminal");
 	close(master);
 	if (setsid() == -1 || (slave = open(name, O_RDWR)) == -1 ||
@@ -55,21 +41,11 @@ sbx_pty_child(int sock, struct sbx_err *e)
 int
 sbx_pty_recv(int sock, struct sbx_err *e)
 {
-	char dummy;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { &dummy, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-		.msg_controllen = sizeof u.buf };
-	struct cmsghdr *c;
+	char dummy = 0;
 	int fd;
 
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) <= 0 || (c = CMSG_FIRSTHDR(&msg)) == NULL ||
-	    c->cmsg_type != SCM_RIGHTS)
+	if (sbx_fd_recv(sock, &fd, 1, &dummy, 1) <= 0)
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "no terminal came back from the sandbox");
-	memcpy(&fd, CMSG_DATA(c), sizeof fd);
 	return fd;
 }
 

@@ -13,12 +13,6 @@
 #include "snapshot.h"
 #include "util.h"
 
-static int
-oom(struct sbx_err *e)
-{
-	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-}
-
 struct pack_ctx {
 	const struct sbx_driver *drv;
 	const struct sbx_store *s;
@@ -127,7 +121,7 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 	if ((sn.snapshot_id = strdup(id)) == NULL || (sn.source_sandbox = strdup(sid)) == NULL ||
 	    (sn.reason = strdup(opts->reason ? opts->reason : "manual")) == NULL ||
 	    sbx_time_set(&sn.created_at, sbx_realtime()) == -1) {
-		oom(e);
+		sbx_err_oom(e);
 		goto restore;
 	}
 	pc.drv = drv;
@@ -171,7 +165,7 @@ restore:
 	sbx_audit(s, sid, "snapshot", r == 0 ? "ok" : "error", r == 0 ? id : e->msg, NULL);
 	if (r == 0 && sbx_remote_is_s3(m.snapshot.storage_backend) &&
 	    (*backend = strdup(m.snapshot.storage_backend)) == NULL)
-		r = oom(e);
+		r = sbx_err_oom(e);
 out:
 	sbx_snapshot_free(&sn);
 	sbx_manifest_free(&m);

@@ -13,12 +13,6 @@
 #include "s3.h"
 #include "util.h"
 
-static int
-oom(struct sbx_err *e)
-{
-	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-}
-
 int
 sbx_remote_is_s3(const char *url)
 {
@@ -135,12 +129,12 @@ sbx_remote_push(const struct sbx_store *s, const char *url, const char *id, int 
 		int em;
 
 		if ((f = open_memstream(&buf, &len)) == NULL) {
-			oom(e);
+			sbx_err_oom(e);
 			goto out;
 		}
 		em = sbx_snapshot_emit(f, &sn, SBX_FMT_YAML);
 		if (fclose(f) != 0 || em == -1) {
-			oom(e);
+			sbx_err_oom(e);
 			goto out;
 		}
 		if (sbx_s3_put_mem(&c, key, buf, len, e) == -1)
@@ -387,7 +381,7 @@ load_set(struct sbx_s3 *c, struct sbx_snap_set *a, int strict, struct sbx_err *e
 		free(a->v);
 		a->v = NULL;
 		names_free(&keys);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	for (i = 0; i < keys.n; i++) {
 		char id[SBX_ID_MAX + 1];

@@ -24,12 +24,6 @@
 #define MAX_PARTS 10000
 #define FLUSH_EVERY (8LL << 20)
 
-static int
-oom(struct sbx_err *e)
-{
-	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-}
-
 /* URL and configuration */
 
 static char *
@@ -137,7 +131,7 @@ config(struct sbx_s3 *s, struct sbx_err *e)
 		    "AWS_SECRET_ACCESS_KEY, or profile '%s' in the shared credentials file", s->url,
 		    profile);
 	if (s->region == NULL)
-		return oom(e);
+		return sbx_err_oom(e);
 	if (strpbrk(s->access, ":\r\n") || strpbrk(s->secret, "\r\n") ||
 	    (s->token && strpbrk(s->token, "\r\n")) || strpbrk(s->region, ":/\r\n"))
 		return sbx_err_set(e, SBX_EX_DATAERR, "%s: the credentials or region hold a "
@@ -145,7 +139,7 @@ config(struct sbx_s3 *s, struct sbx_err *e)
 	custom = s->endpoint != NULL;
 	if (!custom && asprintf(&s->endpoint, "https://s3.%s.amazonaws.com", s->region) == -1) {
 		s->endpoint = NULL;
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	while (strlen(s->endpoint) > 8 && s->endpoint[strlen(s->endpoint) - 1] == '/')
 		s->endpoint[strlen(s->endpoint) - 1] = '\0';
@@ -214,7 +208,7 @@ sbx_s3_open(struct sbx_s3 *s, const char *url, struct sbx_err *e)
 	}
 	if (s->url == NULL || s->bucket == NULL || s->prefix == NULL) {
 		sbx_s3_close(s);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	while (strlen(s->url) > 5 && s->url[strlen(s->url) - 1] == '/')
 		s->url[strlen(s->url) - 1] = '\0';
@@ -224,7 +218,7 @@ sbx_s3_open(struct sbx_s3 *s, const char *url, struct sbx_err *e)
 	}
 	if ((s->curl = curl_easy_init()) == NULL) {
 		sbx_s3_close(s);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	s->progress = isatty(2) && getenv("SBX_NO_PROGRESS") == NULL;
 	return 0;
@@ -840,7 +834,7 @@ request_retried(struct sbx_s3 *s, const struct req *r, struct xfer *x, struct sb
 		if (attempt(s, r, x, &rc, errbuf) == -1) {
 			if (x->hz)
 				hasher_stop(x->hz);
-			return oom(e);
+			return sbx_err_oom(e);
 		}
 		if (x->hz && hasher_stop(x->hz) == -1 && rc == CURLE_OK && x->status / 100 == 2)
 			return sbx_err_set(e, SBX_EX_IOERR, "%s: %s: cannot read back what was "
@@ -954,7 +948,7 @@ sbx_s3_get_mem(struct sbx_s3 *s, const char *key, size_t max, char **buf, size_t
 	if (request(s, &r, &x, e) == -1)
 		return -1;
 	if (x.mem == NULL && (x.mem = calloc(1, 1)) == NULL)
-		return oom(e);
+		return sbx_err_oom(e);
 	*buf = x.mem;
 	*len = x.mem_len;
 	return 0;
@@ -1188,7 +1182,7 @@ multipart(struct sbx_s3 *s, const char *fullkey, int fd, long long size, struct 
 	ps.nparts = nparts;
 	ps.prog = p;
 	if ((ps.etags = calloc((size_t)nparts, sizeof *ps.etags)) == NULL) {
-		oom(e);
+		sbx_err_oom(e);
 		goto out;
 	}
 	pthread_mutex_init(&ps.mu, NULL);
@@ -1207,7 +1201,7 @@ multipart(struct sbx_s3 *s, const char *fullkey, int fd, long long size, struct 
 		goto out;
 	}
 	if ((xml = open_memstream(&done, &done_len)) == NULL) {
-		oom(e);
+		sbx_err_oom(e);
 		goto out;
 	}
 	fputs("<CompleteMultipartUpload>", xml);
@@ -1217,7 +1211,7 @@ multipart(struct sbx_s3 *s, const char *fullkey, int fd, long long size, struct 
 	fputs("</CompleteMultipartUpload>", xml);
 	if (fclose(xml) != 0) {
 		xml = NULL;
-		oom(e);
+		sbx_err_oom(e);
 		goto out;
 	}
 	xml = NULL;
@@ -1364,7 +1358,7 @@ sbx_s3_list(struct sbx_s3 *s, const char *key_prefix, sbx_s3_each each, void *ct
 			if (each(ctx, key + plen, strtoll(sz, NULL, 10), t) == -1) {
 				/* Never a partial listing: retention would take it as whole. */
 				free(x.mem);
-				return oom(e);
+				return sbx_err_oom(e);
 			}
 		}
 		{

@@ -24,12 +24,6 @@ dupstr(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-static int
-oom(struct sbx_err *e)
-{
-	return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-}
-
 /* $SBX_ROOT/sub[/name], the directory made on first use. */
 static int
 store_dir(const struct sbx_store *s, const char *sub, const char *name, char *buf, size_t size,
@@ -189,7 +183,7 @@ get_str(const char *name, const struct sbx_node *t, const char *key, int require
 	if (v->type != SBX_SCALAR)
 		return sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: '%s' must be a string", name,
 		    v->line, v->col, key);
-	return (*out = strdup(v->str)) == NULL ? oom(e) : 0;
+	return (*out = strdup(v->str)) == NULL ? sbx_err_oom(e) : 0;
 }
 
 static int
@@ -302,7 +296,7 @@ parse_doc(const char *name, const char *buf, size_t len, int lenient, struct sbx
 		goto out;
 	}
 	if ((sn->layers = calloc(ls->n, sizeof *sn->layers)) == NULL) {
-		oom(e);
+		sbx_err_oom(e);
 		goto out;
 	}
 	for (i = 0; i < ls->n; i++) {
@@ -387,11 +381,11 @@ sbx_snapshot_save(const struct sbx_store *s, const struct sbx_snapshot *sn, stru
 	if (meta_path(s, sn->snapshot_id, p, sizeof p, e) == -1)
 		return -1;
 	if ((f = open_memstream(&buf, &len)) == NULL)
-		return oom(e);
+		return sbx_err_oom(e);
 	r = sbx_snapshot_emit(f, sn, SBX_FMT_YAML);
 	if (fclose(f) != 0 || r == -1) {
 		free(buf);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	r = sbx_write_atomic_new(p, buf, len, 0600, e);
 	if (r == -1 && errno == EEXIST)
@@ -465,7 +459,7 @@ sbx_snapshot_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_
 			free(v[i].created);
 		}
 		free(v);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	for (i = 0; i < k; i++) {
 		(*ids)[i] = v[i].id;
@@ -655,7 +649,7 @@ sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m, do
 	r = -1;
 	sn->n_layers = parent.n_layers + 1;
 	if ((sn->layers = calloc(sn->n_layers, sizeof *sn->layers)) == NULL) {
-		oom(e);
+		sbx_err_oom(e);
 		goto out;
 	}
 	if (parent.n_layers)
@@ -681,7 +675,7 @@ sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m, do
 		sn->base_rootfs = dupstr(m->rootfs);
 	}
 	if (sn->lineage == NULL || sn->base_rootfs == NULL)
-		oom(e);
+		sbx_err_oom(e);
 	else
 		r = 0;
 out:
@@ -810,7 +804,7 @@ export_entry(struct archive *a, const char *name, int fd, const char *mem, long 
 	int r = 0;
 
 	if ((ent = archive_entry_new()) == NULL)
-		return oom(e);
+		return sbx_err_oom(e);
 	archive_entry_set_pathname(ent, name);
 	archive_entry_set_filetype(ent, AE_IFREG);
 	archive_entry_set_perm(ent, 0600);
@@ -854,11 +848,11 @@ export_meta(struct archive *a, const struct sbx_snapshot *sn, struct sbx_err *e)
 	int r;
 
 	if ((f = open_memstream(&buf, &len)) == NULL)
-		return oom(e);
+		return sbx_err_oom(e);
 	r = sbx_snapshot_emit(f, sn, SBX_FMT_YAML);
 	if (fclose(f) != 0 || r == -1) {
 		free(buf);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	sbx_time_parse(sn->created_at, &t);
 	r = export_entry(a, "snapshot.yaml", -1, buf, (long long)len, (long long)t, e);
@@ -992,7 +986,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 		return -1;
 	if ((a = archive_read_new()) == NULL) {
 		close(lock);
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	archive_read_support_format_tar(a);
 	if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK) {
@@ -1017,7 +1011,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 				goto out;
 			}
 			if ((meta = malloc((size_t)size + 1)) == NULL) {
-				oom(e);
+				sbx_err_oom(e);
 				goto out;
 			}
 			n = archive_read_data(a, meta, (size_t)size);
@@ -1030,7 +1024,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 			if (sbx_snapshot_parse("snapshot.yaml", meta, len, &sn, e) == -1)
 				goto out;
 			if ((have = calloc(sn.n_layers, 1)) == NULL) {
-				oom(e);
+				sbx_err_oom(e);
 				goto out;
 			}
 			continue;
@@ -1165,13 +1159,13 @@ sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, siz
 		sbx_snapshot_free(&sn);
 		free(*dirs);
 		*dirs = NULL;
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	for (i = 0; i < sn.n_layers; i++) {
 		if (cache_layer(s, sn.layers[i].digest, d, sizeof d, e) == -1 ||
 		    ((*dirs)[i] = strdup(d)) == NULL) {
 			if (e && !e->msg[0])
-				oom(e);
+				sbx_err_oom(e);
 			while (i-- > 0)
 				free((*dirs)[i]);
 			free(*dirs);
@@ -1215,7 +1209,7 @@ all_load(const struct sbx_store *s, struct sbx_snap_set *a, struct sbx_err *e)
 		free(ids);
 		free(a->v);
 		a->v = NULL;
-		return oom(e);
+		return sbx_err_oom(e);
 	}
 	for (i = 0; i < n; i++) {
 		if (sbx_snapshot_load(s, ids[i], &a->v[a->n], NULL) == 0)

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <net/if.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +32,7 @@
 #include "cgroup.h"
 #include "driver.h"
 #include "ns.h"
+#include "fdpass.h"
 #include "landlock.h"
 #include "net.h"
 #include "policy.h"
@@ -42,6 +42,7 @@
 #include "seccomp_profile.h"
 #include "sha256.h"
 #include "snapshot.h"
+#include "supervise.h"
 #include "util.h"
 
 /*
@@ -363,48 +364,22 @@ init_settle(const struct sbx_manifest *m, struct sbx_err *e)
 
 #define GO_FDS (SBX_MAX_LAYERS + 1 + SBX_MAX_MOUNTS)
 
-/* The go-ahead for init, with the ID-mapped layers, skeleton and mount
- * sources (SCM_RIGHTS). */
+/* The go-ahead for init carries the ID-mapped layers, skeleton and mount
+ * sources (send_go, recv_go). */
+_Static_assert(GO_FDS <= SBX_FD_MAX, "init's go-ahead carries too many descriptors");
+
 static int
 send_go(int sock, const int *fds, size_t n)
 {
-	char c = 'g', buf[CMSG_SPACE(sizeof(int) * GO_FDS)];
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-
-	if (n > 0) {
-		memset(buf, 0, sizeof buf);
-		msg.msg_control = buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		if ((cm = CMSG_FIRSTHDR(&msg)) == NULL)
-			return -1;
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+	return sbx_fd_send(sock, fds, n, "g", 1);
 }
 
 static int
 recv_go(int sock, int *fds, size_t n)
 {
-	char c, buf[CMSG_SPACE(sizeof(int) * GO_FDS)];
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = buf,
-		.msg_controllen = sizeof buf };
-	struct cmsghdr *cm;
+	char c = 0;
 
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	if (n == 0)
-		return 0;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (cm == NULL || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * n))
-		return -1;
-	memcpy(fds, CMSG_DATA(cm), sizeof(int) * n);
-	return 0;
+	return sbx_fd_recv(sock, fds, n, &c, 1) == 1 ? 0 : -1;
 }
 
 /*
@@ -754,37 +729,119 @@ protect_init(pid_t pid, const struct sbx_manifest *m)
 	(void)sbx_write_str(p, "-1000");
 }
 
+/* The sandbox's limits on its cgroup cg, and the cgroup init joins (cgfds). */
+static int
+init_cgroup(const struct sbx_manifest *m, struct sbx_cgroup *cg, int cgfds[SBX_CG_NCTRL],
+    struct sbx_err *e)
+{
+	struct sbx_cg_limits lim = { 0 };
+	struct sbx_cgroup initcg;
+
+	lim.cpu_cores = isnan(m->res.cpu_cores) ? 0 : m->res.cpu_cores;
+	if (m->res.memory_mb != SBX_UNSET_INT) {
+		lim.memory_bytes = m->res.memory_mb << 20;
+		lim.memory_soft_bytes = lim.memory_bytes * m->res.memory_soft_pct / 100;
+	}
+	lim.pids = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
+	/* On v2 processes live only in leaves (the sandbox's cgroup enables
+	 * its controllers for the runs' cgroups), so init gets a child; v1
+	 * has no such rule, and init stays in the sandbox's cgroup. */
+	initcg = *cg;
+	if (sbx_cgroup_set_limits(cg, &lim, e) == -1 ||
+	    (cg->version == 2 && sbx_cgroup_child(cg, "init", &initcg, e) == -1) ||
+	    sbx_cgroup_open_join(&initcg, cgfds, e) == -1)
+		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
+	return 0;
+}
+
+/* The sandbox's init, in its new namespaces: 0 in the child, its PID in
+ * the parent, -1 (69 when the host refuses user namespaces). */
+static pid_t
+clone_init(const struct sbx_manifest *m, struct sbx_err *e)
+{
+	pid_t pid;
+	int err;
+
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+	    (host_network(m) ? 0 : CLONE_NEWNET) | CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD, NULL,
+	    NULL, NULL, 0);
+	if (pid != -1)
+		return pid;
+	err = errno;
+	sbx_err_sys(e, err == EPERM || err == ENOSPC || err == EUSERS ?
+	    SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "cannot create the sandbox's namespaces");
+	if (err == EPERM || err == ENOSPC || err == EUSERS)
+		userns_hint(err, e);
+	return -1;
+}
+
+/* Init's word that it is set up (init_msg over st), or why not. */
+static int
+wait_init(int st, struct sbx_err *e)
+{
+	struct init_msg msg;
+	ssize_t n;
+
+	n = read(st, &msg, sizeof msg);
+	if (n == (ssize_t)sizeof msg && msg.ok)
+		return 0;
+	if (n == (ssize_t)sizeof msg)
+		*e = msg.err;
+	else
+		sbx_err_set(e, SBX_EX_OSERR, "the sandbox's init died while setting up");
+	return -1;
+}
+
+/* A failed create leaves nothing behind: init (pid, if any), the network,
+ * the cgroup (cg, if any). */
+static void
+create_undo(const struct sbx_store *s, const struct sbx_manifest *m, pid_t pid,
+    const struct sbx_cgroup *cg)
+{
+	struct sbx_err ignored;
+
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		reap(pid);
+	}
+	sbx_net_destroy(s, m, &ignored);
+	if (cg != NULL)
+		sbx_cgroup_destroy(cg, &ignored);
+}
+
+/* The network's plan, the sandbox's IDs, its root's layers (lw) and its
+ * seccomp program kept: nothing of the kernel's made yet. */
+static int
+create_prepare(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_lowers *lw,
+    struct sbx_err *e)
+{
+	if (sbx_net_prepare(m, e) == -1 || pick_ids(s, m, e) == -1 ||
+	    sbx_rootfs_prepare(s, m, (uid_t)sbx_rt_int(m, "uid_base"),
+	    (gid_t)sbx_rt_int(m, "gid_base"), lw, e) == -1)
+		return -1;
+	if (lw->skel != NULL && sbx_rt_set_str(m, "skeleton", strrchr(lw->skel, '/') + 1) == -1)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	return keep_filter(s, m, e);
+}
+
 static int
 ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 {
 	struct sbx_cg_host h;
-	struct sbx_cgroup cg, initcg;
-	struct sbx_cg_limits lim = { 0 };
-	struct init_msg msg;
+	struct sbx_cgroup cg;
 	struct sbx_lowers lw;
 	char spec[4096];
 	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0;
 	int cgfds[SBX_CG_NCTRL];
 	size_t i;
 	pid_t pid = -1;
-	ssize_t n;
 
 	m->has_rt = 1;
 	if (sbx_rt_set_bool(m, "rootless", s->rootless) == -1)
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	memset(&lw, 0, sizeof lw);
 	memset(cgfds, -1, sizeof cgfds);
-	if (sbx_net_prepare(m, e) == -1 || pick_ids(s, m, e) == -1 ||
-	    sbx_rootfs_prepare(s, m, (uid_t)sbx_rt_int(m, "uid_base"),
-	    (gid_t)sbx_rt_int(m, "gid_base"), &lw, e) == -1) {
-		sbx_lowers_free(&lw);
-		return -1;
-	}
-	if (lw.skel != NULL && sbx_rt_set_str(m, "skeleton", strrchr(lw.skel, '/') + 1) == -1) {
-		sbx_lowers_free(&lw);
-		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-	}
-	if (keep_filter(s, m, e) == -1) {
+	if (create_prepare(s, m, &lw, e) == -1) {
 		sbx_lowers_free(&lw);
 		return -1;
 	}
@@ -801,41 +858,15 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
 	}
 	sbx_crash_point("create-cgroup");
-	if (have_cg) {
-		lim.cpu_cores = isnan(m->res.cpu_cores) ? 0 : m->res.cpu_cores;
-		if (m->res.memory_mb != SBX_UNSET_INT) {
-			lim.memory_bytes = m->res.memory_mb << 20;
-			lim.memory_soft_bytes = lim.memory_bytes * m->res.memory_soft_pct / 100;
-		}
-		lim.pids = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
-		/* On v2 processes live only in leaves (the sandbox's cgroup enables
-		 * its controllers for the runs' cgroups), so init gets a child; v1
-		 * has no such rule, and init stays in the sandbox's cgroup. */
-		initcg = cg;
-		if (sbx_cgroup_set_limits(&cg, &lim, e) == -1 ||
-		    (cg.version == 2 && sbx_cgroup_child(&cg, "init", &initcg, e) == -1) ||
-		    sbx_cgroup_open_join(&initcg, cgfds, e) == -1) {
-			sbx_err_prefix(e, "resource_allocation cannot be enforced");
-			goto fail;
-		}
-	}
+	if (have_cg && init_cgroup(m, &cg, cgfds, e) == -1)
+		goto fail;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) == -1 ||
 	    pipe2(st, O_CLOEXEC) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "pipe");
 		goto fail;
 	}
-	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-	    (host_network(m) ? 0 : CLONE_NEWNET) | CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD, NULL,
-	    NULL, NULL, 0);
-	if (pid == -1) {
-		int err = errno;
-
-		sbx_err_sys(e, err == EPERM || err == ENOSPC || err == EUSERS ?
-		    SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "cannot create the sandbox's namespaces");
-		if (err == EPERM || err == ENOSPC || err == EUSERS)
-			userns_hint(err, e);
+	if ((pid = clone_init(m, e)) == -1)
 		goto fail;
-	}
 	if (pid == 0) {
 		close(go[1]);
 		close(st[0]);
@@ -863,14 +894,8 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	sbx_crash_point("create-network");
 	if (go_init(s, m, &lw, pid, go[1], e) == -1)
 		goto fail;
-	n = read(st[0], &msg, sizeof msg);
-	if (n != (ssize_t)sizeof msg || !msg.ok) {
-		if (n == (ssize_t)sizeof msg)
-			*e = msg.err;
-		else
-			sbx_err_set(e, SBX_EX_OSERR, "the sandbox's init died while setting up");
+	if (wait_init(st[0], e) == -1)
 		goto fail;
-	}
 	if (sbx_rt_set_int(m, "start_ticks", (long long)sbx_proc_starttime(pid)) == -1) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		goto fail;
@@ -888,17 +913,7 @@ fail:
 	if (go[1] != -1) close(go[1]);
 	if (st[0] != -1) close(st[0]);
 	if (st[1] != -1) close(st[1]);
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		reap(pid);
-	}
-	{
-		struct sbx_err ignored;
-
-		sbx_net_destroy(s, m, &ignored);
-		if (have_cg)
-			sbx_cgroup_destroy(&cg, &ignored);
-	}
+	create_undo(s, m, pid, have_cg ? &cg : NULL);
 	return -1;
 }
 
@@ -1054,13 +1069,48 @@ restrict_landlock(const struct sbx_manifest *m, const char **w, size_t max, stru
 	    m->security.landlock_network == 1 ? &net : NULL, e);
 }
 
+/*
+ * No core dumps (they would land in the sandbox's layer, or leak memory to
+ * a host handler); open files bounded; the first to go when memory runs
+ * out, before init (protect_init).
+ */
+static void
+run_limits(void)
+{
+	struct rlimit core0 = { 0, 0 }, nofile;
+
+	setrlimit(RLIMIT_CORE, &core0);
+	(void)sbx_write_str("/proc/self/oom_score_adj", "1000");
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+		if (nofile.rlim_max > SBX_NOFILE_MAX)
+			nofile.rlim_max = SBX_NOFILE_MAX;
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+}
+
+/* The caller's word that the command may start (its audit line is on disk
+ * then); nothing of the command has run yet. */
+static int
+run_wait_go(int gofd, struct sbx_err *e)
+{
+	ssize_t n;
+	char c;
+
+	while ((n = read(gofd, &c, 1)) == -1 && errno == EINTR)
+		;
+	if (n != 1)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "the run was called off before it started");
+	close(gofd);
+	return 0;
+}
+
 static void __attribute__((noreturn))
 run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, int nsflags,
     int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, int gofd, const struct sbx_seccomp_prog *prog)
 {
 	struct child_err ce = { 0 };
 	const char *w[64];
-	struct rlimit core0 = { 0, 0 }, nofile;
 	unsigned uid, gid;
 	char **env;
 	int i;
@@ -1099,17 +1149,7 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 		sbx_err_set(&ce.e, SBX_EX_RUNFAIL, "out of memory");
 		goto fail;
 	}
-	/* No core dumps (they would land in the sandbox's layer, or leak memory to
-	 * a host handler); open files bounded; the first to go when memory runs
-	 * out, before init (protect_init). */
-	setrlimit(RLIMIT_CORE, &core0);
-	(void)sbx_write_str("/proc/self/oom_score_adj", "1000");
-	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
-		if (nofile.rlim_max > SBX_NOFILE_MAX)
-			nofile.rlim_max = SBX_NOFILE_MAX;
-		nofile.rlim_cur = nofile.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &nofile);
-	}
+	run_limits();
 	if (sbx_caps_become(uid, gid, !sbx_rt_bool(m, "rootless"), m->security.capabilities.v,
 	    m->security.capabilities.n, &ce.e) == -1)
 		goto fail;
@@ -1127,20 +1167,8 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 	/* Last: from here on, only the profile's calls work. */
 	if (sbx_seccomp_load_program(prog, &ce.e) == -1)
 		goto fail;
-	/* The caller's word that the command may start (its audit line is on
-	 * disk then); nothing of the command has run yet. */
-	{
-		ssize_t n;
-		char c;
-
-		while ((n = read(gofd, &c, 1)) == -1 && errno == EINTR)
-			;
-		if (n != 1) {
-			sbx_err_set(&ce.e, SBX_EX_RUNFAIL, "the run was called off before it started");
-			goto fail;
-		}
-		close(gofd);
-	}
+	if (run_wait_go(gofd, &ce.e) == -1)
+		goto fail;
 	/* Nothing of the caller's but stdio crosses: whatever else it left open
 	 * (a file, a directory of the host) closes with the exec. */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
@@ -1161,8 +1189,6 @@ fail:
 	sbx_write_all(errfd, &ce, sizeof ce);
 	_exit(ce.e.code);
 }
-
-static volatile sig_atomic_t forward_sig, winch;
 
 static pid_t relay_target;
 
@@ -1221,15 +1247,14 @@ relay_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, 
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : SBX_EX_RUNFAIL);
 }
 
-
-
+/* Close *fd if open, and mark it closed. */
 static void
-on_signal(int sig)
+close_fd(int *fd)
 {
-	if (sig == SIGWINCH)
-		winch = 1;
-	else
-		forward_sig = sig;
+	if (*fd != -1) {
+		close(*fd);
+		*fd = -1;
+	}
 }
 
 /* A pidfd of the sandbox's init, which the runs join the namespaces through. */
@@ -1295,43 +1320,6 @@ run_filter(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 	return r;
 }
 
-/* The exit status sbx-run passes on (SPEC §8), and why the run ended. */
-static int
-run_status(const struct sbx_manifest *m, int errfd, int status, int expired, int timed_out,
-    int wall_clock, struct sbx_exec_result *res, struct sbx_err *e)
-{
-	struct child_err ce;
-	int r = 0;
-
-	if (read(errfd, &ce, sizeof ce) == (ssize_t)sizeof ce) {
-		/* sbx (125) or the exec (126/127) failed: the command never ran. */
-		*e = ce.e;
-		res->status = ce.e.code;
-		res->trace.exit_code = ce.e.code;
-		r = -1;
-	} else if (WIFEXITED(status)) {
-		res->status = WEXITSTATUS(status);
-		res->trace.exit_code = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status)) {
-		res->status = 128 + WTERMSIG(status);
-		res->trace.signal = WTERMSIG(status);
-	}
-	/* Init ends the sandbox at its deadline too (init_loop): a run it took
-	 * with it ran out of the lifetime as well. */
-	if (!expired && wall_clock && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
-	    deadline_of(m) > 0 && sbx_realtime() >= deadline_of(m))
-		expired = 1;
-	if (expired) {
-		res->status = 128 + SIGKILL;
-		res->trace.kill_reason = strdup("wall-clock");
-	} else if (timed_out) {
-		res->status = SBX_EX_TIMEOUT;
-		res->trace.timed_out = 1;
-		res->trace.kill_reason = strdup("timeout");
-	}
-	return r;
-}
-
 /*
  * What the run used, from its cgroup (runcg, killed first: a run ends with
  * its command), or without one from its rusage. killed: the run's end has a
@@ -1373,31 +1361,78 @@ run_figures(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_
 	}
 }
 
-static int
-ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
-    struct sbx_exec_result *res, struct sbx_err *e)
-{
+/* One run of ns_exec: what its steps made, for the next ones and the cleanup. */
+struct ns_run {
+	const struct sbx_store *s;
+	const struct sbx_manifest *m;
+	const struct sbx_exec *x;
 	struct sbx_cg_host h;
 	struct sbx_cgroup sbcg, runcg;
-	long long oom_before = 0;
-	struct sigaction sa = { 0 }, old_int, old_term, old_hup, old_winch;
-	struct rusage ru = { 0 };
-	int initfd, cgfds[SBX_CG_NCTRL], errp[2] = { -1, -1 }, sp[2] = { -1, -1 };
-	int go[2] = { -1, -1 };
-	int nsflags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP |
-	    (host_network(m) ? 0 : CLONE_NEWNET);
-	int have_cg, status = 0, master = -1, stdin_open = 1, i, r = -1, pidfd = -1;
-	int timed_out = 0, killed_term = 0, selfpid = -1, runcg_live = 0, wall_clock = 0;
-	int expired = 0, have_net = 0;
-	struct sbx_relay_counts net_before = { 0 };
-	struct sbx_seccomp_prog prog = { NULL, 0 };
-	char name[64], stamp[32];
-	double t0, deadline = 0, term_at = 0;
-	pid_t pid;
+	long long oom_before;
+	int have_cg, runcg_live, have_net, nsflags;
+	struct sbx_relay_counts net_before;
+	struct sbx_seccomp_prog prog;
+	int initfd, cgfds[SBX_CG_NCTRL], errp[2], go[2], sp[2], selfpid;
+	struct sbx_supervise sv;
+};
 
-	sbx_trace_init(&res->trace);
+/* At a deadline, the run's cgroup goes with the command. */
+static void
+run_kill_all(void *ctx)
+{
+	struct ns_run *r = ctx;
+
+	if (r->have_cg)
+		sbx_cgroup_kill(&r->runcg, NULL);
+}
+
+/* What run_child reported before it died: the command never ran. */
+static int
+run_failed(void *ctx, struct sbx_err *e)
+{
+	struct ns_run *r = ctx;
+	struct child_err ce;
+
+	if (read(r->errp[0], &ce, sizeof ce) != (ssize_t)sizeof ce)
+		return 0;
+	*e = ce.e;
+	return 1;
+}
+
+static void
+run_init(struct ns_run *r, const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_exec *x)
+{
+	int i;
+
+	memset(r, 0, sizeof *r);
+	r->s = s;
+	r->m = m;
+	r->x = x;
+	r->nsflags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP |
+	    (host_network(m) ? 0 : CLONE_NEWNET);
+	r->initfd = r->selfpid = -1;
 	for (i = 0; i < SBX_CG_NCTRL; i++)
-		cgfds[i] = -1;
+		r->cgfds[i] = -1;
+	r->errp[0] = r->errp[1] = r->go[0] = r->go[1] = r->sp[0] = r->sp[1] = -1;
+	sbx_supervise_init(&r->sv);
+	r->sv.timeout_s = x->timeout_s;
+	r->sv.kill_after_s = x->kill_after_s;
+	r->sv.lifetime_s = x->lifetime_s;
+	/* Init ends the sandbox at its deadline too (init_loop). */
+	r->sv.expires_at = deadline_of(m);
+	r->sv.ctx = r;
+	r->sv.kill_all = run_kill_all;
+	r->sv.failed = run_failed;
+}
+
+/* The sandbox to join: its init, and its cgroup if it has one. */
+static int
+run_join(struct ns_run *r, struct sbx_err *e)
+{
+	const struct sbx_manifest *m = r->m;
+	const struct sbx_exec *x = r->x;
+
 	if (sbx_rt_bool(m, "rootless") && x->user != NULL) {
 		unsigned uid, gid;
 
@@ -1407,39 +1442,62 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 			    "user %u in it", x->user, sbx_rt_int(m, "uid_base"),
 			    sbx_rt_int(m, "gid_base"), uid);
 	}
-	if ((initfd = open_init(m, e)) == -1)
+	if ((r->initfd = open_init(m, e)) == -1)
 		return -1;
-	if ((have_cg = cgroup_of(m, &h, &sbcg, e)) == -1) {
-		close(initfd);
-		return -1;
-	}
-	if (have_cg) {
+	return (r->have_cg = cgroup_of(m, &r->h, &r->sbcg, e)) == -1 ? -1 : 0;
+}
+
+/* The run's cgroup, its counters before, its seccomp program, and the
+ * channels to the child. */
+static int
+run_prepare(struct ns_run *r, struct sbx_err *e)
+{
+	char name[64];
+
+	if (r->have_cg) {
 		snprintf(name, sizeof name, "run-%ld", (long)getpid());
-		if (sbx_cgroup_child(&sbcg, name, &runcg, e) == -1)
-			goto out;
-		runcg_live = 1;
+		if (sbx_cgroup_child(&r->sbcg, name, &r->runcg, e) == -1)
+			return -1;
+		r->runcg_live = 1;
 		sbx_crash_point("run-cgroup");
-		if (sbx_cgroup_open_join(&runcg, cgfds, e) == -1)
-			goto out;
-		oom_before = sbx_cgroup_oom_kills(&sbcg);
+		if (sbx_cgroup_open_join(&r->runcg, r->cgfds, e) == -1)
+			return -1;
+		r->oom_before = sbx_cgroup_oom_kills(&r->sbcg);
 	}
-	if (sbx_net_wanted(m)) {
-		if (sbx_net_counts(s, m, 1, &net_before, e) == -1)
-			goto out;
-		have_net = 1;
+	if (sbx_net_wanted(r->m)) {
+		if (sbx_net_counts(r->s, r->m, 1, &r->net_before, e) == -1)
+			return -1;
+		r->have_net = 1;
 	}
 	/* Compiled once per state root, not in every run's child. */
-	if (run_filter(s, m, x, &prog, e) == -1)
-		goto out;
-	if (pipe2(errp, O_CLOEXEC) == -1 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) == -1 ||
-	    (x->tty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)) {
-		sbx_err_sys(e, SBX_EX_RUNFAIL, "pipe");
-		goto out;
-	}
-	sbx_time_rfc3339(stamp, sizeof stamp, time(NULL));
-	res->trace.start_time = strdup(stamp);
-	t0 = sbx_monotonic();
+	if (run_filter(r->s, r->m, r->x, &r->prog, e) == -1)
+		return -1;
+	if (pipe2(r->errp, O_CLOEXEC) == -1 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->go) == -1 ||
+	    (r->x->tty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->sp) == -1))
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "pipe");
+	return 0;
+}
+
+/* In the child: our ends of the channels close, the child's stay. */
+static void
+run_child_fds(struct ns_run *r)
+{
+	close(r->errp[0]);
+	close(r->go[1]);
+	if (r->sp[0] != -1)
+		close(r->sp[0]);
+}
+
+/* The command's process, made, and a pidfd of it (the loop's deadline
+ * needs one). After a failure no child is left. */
+static int
+run_fork(struct ns_run *r, struct sbx_err *e)
+{
+	const struct sbx_manifest *m = r->m;
+	pid_t pid;
+	int i;
+
 	/*
 	 * The child is visible in the sandbox's PID namespace from its birth,
 	 * and holds our privileges, descriptors and executable until it has
@@ -1452,196 +1510,133 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		/* Without root, joining the PID namespace needs its user namespace
 		 * first, and there is no way back: a child of ours does both. */
 		if ((pid = fork()) == 0) {
-			close(errp[0]);
-			close(go[1]);
-			if (sp[0] != -1)
-				close(sp[0]);
-			relay_child(m, x, initfd, nsflags, cgfds, errp[1], sp[1], go[0], &prog);
+			run_child_fds(r);
+			relay_child(m, r->x, r->initfd, r->nsflags, r->cgfds, r->errp[1], r->sp[1],
+			    r->go[0], &r->prog);
 		}
 	} else {
 		/* Only the child goes into the sandbox's PID namespace: anything we
 		 * fork later (a sanitizer's helper thread, say) stays out. */
-		if ((selfpid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) == -1 ||
-		    setns(initfd, CLONE_NEWPID) == -1) {
-			sbx_err_sys(e, SBX_EX_RUNFAIL, "join the sandbox's pid namespace");
-			goto out;
-		}
+		if ((r->selfpid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) == -1 ||
+		    setns(r->initfd, CLONE_NEWPID) == -1)
+			return sbx_err_sys(e, SBX_EX_RUNFAIL, "join the sandbox's pid namespace");
 		if ((pid = fork()) == 0) {
-			close(errp[0]);
-			close(go[1]);
-			if (sp[0] != -1)
-				close(sp[0]);
-			run_child(m, x, initfd, nsflags, cgfds, errp[1], sp[1], go[0], &prog);
+			run_child_fds(r);
+			run_child(m, r->x, r->initfd, r->nsflags, r->cgfds, r->errp[1], r->sp[1],
+			    r->go[0], &r->prog);
 		}
-		if (setns(selfpid, CLONE_NEWPID) == -1 && pid > 0) {
+		if (setns(r->selfpid, CLONE_NEWPID) == -1 && pid > 0) {
 			sbx_err_sys(e, SBX_EX_RUNFAIL, "leave the sandbox's pid namespace");
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
-			goto out;
+			return -1;
 		}
 	}
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-	if (pid == -1) {
-		sbx_err_sys(e, SBX_EX_RUNFAIL, "fork");
-		goto out;
-	}
-	close(errp[1]);
-	close(go[0]);
-	errp[1] = go[0] = -1;
+	if (pid == -1)
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "fork");
+	close_fd(&r->errp[1]);
+	close_fd(&r->go[0]);
 	for (i = 0; i < SBX_CG_NCTRL; i++)
-		if (cgfds[i] != -1) {
-			close(cgfds[i]);
-			cgfds[i] = -1;
-		}
-	if (sp[1] != -1) {
-		close(sp[1]);
-		sp[1] = -1;
-	}
+		close_fd(&r->cgfds[i]);
+	close_fd(&r->sp[1]);
 	sbx_crash_point("run-forked");
-	/* The wait below enforces --timeout; without a pidfd it could not. */
-	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
+	/* The wait in the loop enforces --timeout; without a pidfd it could not. */
+	if ((r->sv.pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
 		sbx_err_sys(e, SBX_EX_RUNFAIL, "pidfd_open");
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		goto out;
+		return -1;
 	}
+	r->sv.pid = pid;
+	return 0;
+}
+
+/* The go-ahead to the child, the terminal it sends back, the loop, and
+ * what the run used. */
+static int
+run_watch(struct ns_run *r, struct sbx_exec_result *res, struct sbx_err *e)
+{
+	const struct sbx_exec *x = r->x;
+	int ret;
+
 	/* While the child sets itself up, the caller does its part (the run-start
 	 * line, synced); then the command may exec. A child already gone just
 	 * misses the word: its error comes through errp. */
 	if (x->starting != NULL)
 		x->starting(x->starting_ctx);
-	(void)send(go[1], "g", 1, MSG_NOSIGNAL);
-	close(go[1]);
-	go[1] = -1;
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-	sigaction(SIGWINCH, &sa, &old_winch);
-	if (x->tty) {
-		if ((master = sbx_pty_recv(sp[0], e)) == -1) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			goto restore;
-		}
-		sbx_pty_winsize(master);
-		sbx_pty_raw();
+	(void)send(r->go[1], "g", 1, MSG_NOSIGNAL);
+	close_fd(&r->go[1]);
+	sbx_supervise_catch(&r->sv);
+	if (x->tty && (r->sv.master = sbx_pty_recv(r->sp[0], e)) == -1) {
+		kill(r->sv.pid, SIGKILL);
+		waitpid(r->sv.pid, NULL, 0);
+		sbx_supervise_release(&r->sv);
+		return -1;
 	}
-	if (x->timeout_s > 0)
-		deadline = t0 + x->timeout_s;
-	/* No run outlives its sandbox: the lifetime bounds it even with no watchdog. */
-	if (x->lifetime_s > 0 && (deadline == 0 || t0 + x->lifetime_s < deadline)) {
-		deadline = t0 + x->lifetime_s;
-		wall_clock = 1;
-	}
-	for (;;) {
-		struct pollfd pf[3] = { { pidfd, POLLIN, 0 }, { master, POLLIN, 0 },
-			{ stdin_open && master != -1 ? 0 : -1, POLLIN, 0 } };
-		int wait_ms = -1;
-
-		if (forward_sig) {
-			kill(pid, forward_sig);
-			forward_sig = 0;
-		}
-		if (winch && master != -1) {
-			winch = 0;
-			sbx_pty_winsize(master);
-		}
-		if (deadline > 0) {
-			double left = (term_at > 0 ? term_at : deadline) - sbx_monotonic();
-
-			if (left <= 0 && wall_clock) {
-				expired = 1;
-				if (have_cg)
-					sbx_cgroup_kill(&runcg, NULL);
-				kill(pid, SIGKILL);
-				deadline = 0;
-				continue;
-			}
-			if (left <= 0) {
-				if (x->kill_after_s > 0 && !killed_term) {
-					/* timeout(1): TERM first, KILL after the grace period. */
-					kill(pid, SIGTERM);
-					killed_term = 1;
-					term_at = sbx_monotonic() + x->kill_after_s;
-					timed_out = 1;
-					continue;
-				}
-				timed_out = 1;
-				if (have_cg)
-					sbx_cgroup_kill(&runcg, NULL);
-				kill(pid, SIGKILL);
-				deadline = 0;
-				continue;
-			}
-			wait_ms = (int)(left * 1000) + 1;
-		}
-		if (poll(pf, 3, wait_ms) == -1 && errno != EINTR)
-			break;
-		if (pf[0].revents)
-			break;
-		if (master != -1 && (pf[1].revents || pf[2].revents) &&
-		    sbx_pty_pump(master, pf[2].revents != 0, pf[1].revents != 0, &stdin_open) == -1) {
-			/* The terminal closed: the command is on its way out. */
-			close(master);
-			master = -1;
-		}
-	}
-	if (master != -1) {
-		/* Drain what the command wrote before it exited. */
-		int fl = fcntl(master, F_GETFL);
-
-		fcntl(master, F_SETFL, fl | O_NONBLOCK);
-		while (sbx_pty_pump(master, 0, 1, &stdin_open) == 0) {
-			struct pollfd pm = { master, POLLIN, 0 };
-
-			if (poll(&pm, 1, 0) <= 0)
-				break;
-		}
-	}
-	while (wait4(pid, &status, 0, &ru) == -1 && errno == EINTR)
-		;
-	res->trace.elapsed_s = sbx_monotonic() - t0;
-	sbx_pty_restore();
-	r = run_status(m, errp[0], status, expired, timed_out, wall_clock, res, e);
-	run_figures(s, m, have_cg ? &runcg : NULL, &sbcg, oom_before, &ru,
-	    timed_out || res->trace.kill_reason != NULL, &res->trace);
-	if (have_net) {
+	ret = sbx_supervise_run(&r->sv, &res->status, &res->trace, e);
+	run_figures(r->s, r->m, r->have_cg ? &r->runcg : NULL, &r->sbcg, r->oom_before, &r->sv.ru,
+	    res->trace.timed_out || res->trace.kill_reason != NULL, &res->trace);
+	if (r->have_net) {
 		struct sbx_relay_counts after;
 
-		if (sbx_net_counts(s, m, -1, &after, NULL) == 0) {
-			sbx_net_trace(&net_before, &after, &res->trace);
+		if (sbx_net_counts(r->s, r->m, -1, &after, NULL) == 0) {
+			sbx_net_trace(&r->net_before, &after, &res->trace);
 			sbx_relay_counts_free(&after);
 		}
 	}
-restore:
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	sigaction(SIGWINCH, &old_winch, NULL);
-out:
+	sbx_supervise_release(&r->sv);
+	return ret;
+}
+
+static void
+run_cleanup(struct ns_run *r)
+{
+	int i;
+
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-	sbx_relay_counts_free(&net_before);
-	free(prog.code);
-	close(initfd);
+	sbx_relay_counts_free(&r->net_before);
+	free(r->prog.code);
+	close_fd(&r->initfd);
 	for (i = 0; i < SBX_CG_NCTRL; i++)
-		if (cgfds[i] != -1)
-			close(cgfds[i]);
-	if (errp[0] != -1) close(errp[0]);
-	if (errp[1] != -1) close(errp[1]);
-	if (go[0] != -1) close(go[0]);
-	if (go[1] != -1) close(go[1]);
-	if (sp[0] != -1) close(sp[0]);
-	if (sp[1] != -1) close(sp[1]);
-	if (master != -1) close(master);
-	if (pidfd != -1) close(pidfd);
-	if (selfpid != -1) close(selfpid);
+		close_fd(&r->cgfds[i]);
+	for (i = 0; i < 2; i++) {
+		close_fd(&r->errp[i]);
+		close_fd(&r->go[i]);
+		close_fd(&r->sp[i]);
+	}
+	close_fd(&r->sv.master);
+	close_fd(&r->sv.pidfd);
+	close_fd(&r->selfpid);
 	/* A run's cgroup never outlives it, whatever went wrong. */
-	if (runcg_live)
-		sbx_cgroup_destroy(&runcg, NULL);
-	if (r == -1 && res->status == 0)
+	if (r->runcg_live)
+		sbx_cgroup_destroy(&r->runcg, NULL);
+}
+
+/* Join the sandbox, fork the command into it, hand it to the supervision
+ * loop, collect what it used. */
+static int
+ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
+    struct sbx_exec_result *res, struct sbx_err *e)
+{
+	struct ns_run r;
+	int ret = -1;
+
+	sbx_trace_init(&res->trace);
+	run_init(&r, s, m, x);
+	if (run_join(&r, e) == -1) {
+		close_fd(&r.initfd);
+		return -1;
+	}
+	if (run_prepare(&r, e) == 0) {
+		sbx_supervise_start(&r.sv, &res->trace);
+		if (run_fork(&r, e) == 0)
+			ret = run_watch(&r, res, e);
+	}
+	run_cleanup(&r);
+	if (ret == -1 && res->status == 0)
 		res->status = SBX_EX_RUNFAIL;
-	return r;
+	return ret;
 }
 
 /*
