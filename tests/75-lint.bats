@@ -1,5 +1,8 @@
 #!/usr/bin/env bats
-# The source checks of `make lint` catch what they are there for.
+# The source checks of `make lint` catch what they are there for, and the
+# tree passes them: lib/'s layers (lib/README: core store host tier life,
+# bottom first; an include that points up fails the build and make lint, and
+# so does a circle), headers that compile on their own, short functions.
 load helpers
 
 REPO="$BATS_TEST_DIRNAME/.."
@@ -33,4 +36,48 @@ long_function() {
 
 @test "no function in lib/ is over 150 lines" {
 	run -0 "$REPO/contrib/lint/func-length.sh" "$REPO/lib"
+}
+
+@test "every header compiles on its own, and the lint check catches one that does not" {
+	mkdir -p "$WORK/hdr"
+	cp "$REPO"/lib/*/*.h "$WORK/hdr/"
+	run -0 "$REPO/contrib/lint/headers.sh" "$WORK/hdr"
+	[ -z "$output" ]
+	# a header that uses size_t without including <stddef.h>, as s3.h did
+	printf '#ifndef B_H\n#define B_H\nsize_t b_len(void);\n#endif\n' > "$WORK/hdr/b.h"
+	run -1 "$REPO/contrib/lint/headers.sh" "$WORK/hdr"
+	[[ ${lines[0]} == "$WORK/hdr/b.h: does not compile on its own" ]]
+	[ "$(grep -c 'does not compile on its own' <<< "$output")" -eq 1 ]
+}
+
+@test "lib/ has no include that points up and no include circle" {
+	run -0 "$REPO/contrib/lint/layers.sh" "$REPO/lib"
+	[ -z "$output" ]
+}
+
+@test "the layer check names an include that points up, and a circle" {
+	cp -r "$REPO/lib" "$WORK/lib"
+	printf '#include "sandbox.h"\n' >> "$WORK/lib/store/layer.c"
+	run -1 "$REPO/contrib/lint/layers.sh" "$WORK/lib"
+	[[ $output == *"store/layer.c includes sandbox.h: life is above store"* ]]
+	cp "$REPO/lib/store/layer.c" "$WORK/lib/store/layer.c"
+	# a circle inside one layer: snap -> sandbox -> snap
+	printf '#include "snap.h"\n' >> "$WORK/lib/life/sandbox.c"
+	run -1 "$REPO/contrib/lint/layers.sh" "$WORK/lib"
+	[[ $output == *"include circle: "*"sandbox -> "*"snap"* ]]
+	[[ $output != *"is above"* ]]
+	# a file outside the layer folders
+	cp "$REPO/lib/life/sandbox.c" "$WORK/lib/life/sandbox.c"
+	printf 'int x;\n' > "$WORK/lib/stray.c"
+	run -1 "$REPO/contrib/lint/layers.sh" "$WORK/lib"
+	[[ $output == *"stray.c: not in a layer folder"* ]]
+}
+
+@test "the build refuses an include that points up" {
+	mkdir "$WORK/tree"
+	cp -r "$REPO/lib" "$REPO/Makefile" "$WORK/tree/"
+	run -0 make -s -C "$WORK/tree" build/rel/lib/core/util.o
+	printf '#include "snapshot.h"\n' >> "$WORK/tree/lib/core/util.c"
+	run -2 make -s -C "$WORK/tree" build/rel/lib/core/util.o
+	[[ $output == *"snapshot.h: No such file or directory"* ]]
 }
