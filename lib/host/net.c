@@ -28,7 +28,6 @@
 #include "audit.h"
 #include "net.h"
 #include "netlink.h"
-#include "rootfs.h"
 #include "util.h"
 
 #define LEASE_MAX 4096
@@ -666,7 +665,7 @@ sbx_net_refresh(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
 	m->rt.egress_pins = pins;
 	pins = old;
 	*changed = 1;
-	r = sbx_rootfs_update_hosts(s, m, e);
+	r = 0;
 out:
 	sbx_strv_free(&pins);
 	sbx_egress_free(&p);

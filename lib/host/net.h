@@ -33,8 +33,8 @@ int sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid,
 int sbx_net_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
 /*
  * Resolve m's host names again; when their addresses changed, replace the
- * pinned addresses in the rules and the sandbox's /etc/hosts, and m's pins
- * (*changed = 1; the caller saves the state and signals the relay).
+ * pinned addresses in the rules and m's pins (*changed = 1; the caller
+ * rewrites the sandbox's /etc/hosts, saves the state and signals the relay).
  */
 int sbx_net_refresh(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
     struct sbx_err *e);

@@ -50,7 +50,10 @@ int
 sbx_ns_repin(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
     struct sbx_err *e)
 {
-	return sbx_net_refresh(s, m, changed, e);
+	if (sbx_net_refresh(s, m, changed, e) == -1)
+		return -1;
+	/* The names the sandbox looks up resolve to what is allowed now. */
+	return *changed ? sbx_rootfs_update_hosts(s, m, e) : 0;
 }
 
 /* The relay rereads the pins from the state: it checks TLS and HTTP names
