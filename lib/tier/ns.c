@@ -33,6 +33,7 @@
 #include "driver.h"
 #include "ns.h"
 #include "fdpass.h"
+#include "ids.h"
 #include "landlock.h"
 #include "net.h"
 #include "policy.h"
@@ -107,9 +108,6 @@ userns_hint(int err, struct sbx_err *e)
 		    "--security-opt seccomp=unconfined)");
 }
 
-#define ID_RANGE 65536
-#define DEFAULT_ID_BASE 1000000000LL
-#define DEFAULT_ID_SLOTS 1024
 #define SBX_NOFILE_MAX 65536
 
 static int
@@ -151,82 +149,6 @@ ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 			return sbx_err_sys(e, SBX_EX_NOINPUT, "filesystem_mounts: host %s",
 			    m->mounts[i].host);
 	return 0;
-}
-
-/* Host IDs for the sandbox: a 65536-wide slice of root's subordinate range, or
- * of a default range, never host root; without root, the caller's own ID. */
-static int
-pick_ids(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
-{
-	char path[1200], buf[64], **ids = NULL, *sub = NULL, *line, *save = NULL;
-	long long base = DEFAULT_ID_BASE, count = (long long)ID_RANGE * DEFAULT_ID_SLOTS, slot;
-	size_t n = 0, i;
-	int lock = -1, r = -1;
-	unsigned char *used = NULL;
-
-	if (s->rootless) {
-		if (sbx_rt_set_int(m, "uid_base", geteuid()) == -1 ||
-		    sbx_rt_set_int(m, "gid_base", getegid()) == -1 ||
-		    sbx_rt_set_int(m, "id_count", 1) == -1)
-			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-		return 0;
-	}
-	if (sbx_read_file("/etc/subuid", 1 << 20, &sub, NULL, NULL) == 0) {
-		for (line = strtok_r(sub, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			long long b, c;
-
-			if ((sscanf(line, "root:%lld:%lld", &b, &c) == 2 ||
-			    sscanf(line, "0:%lld:%lld", &b, &c) == 2) && b > 0 && c >= ID_RANGE) {
-				base = b;
-				count = c;
-				break;
-			}
-		}
-		free(sub);
-	}
-	snprintf(path, sizeof path, "%s/ids.lock", s->root);
-	if ((lock = sbx_lock_file(path, 1, e)) == -1)
-		return -1;
-	if ((used = calloc((size_t)(count / ID_RANGE), 1)) == NULL) {
-		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-		goto out;
-	}
-	if (sbx_store_list(s, &ids, &n, e) == -1)
-		goto out;
-	for (i = 0; i < n; i++) {
-		if (sbx_store_path(s, ids[i], "ids", path, sizeof path, NULL) == 0 &&
-		    sbx_read_str(path, buf, sizeof buf) > 0) {
-			slot = (strtoll(buf, NULL, 10) - base) / ID_RANGE;
-			if (slot >= 0 && slot < count / ID_RANGE)
-				used[slot] = 1;
-		}
-	}
-	for (slot = 0; slot < count / ID_RANGE && used[slot]; slot++)
-		;
-	if (slot == count / ID_RANGE) {
-		sbx_err_set(e, SBX_EX_TEMPFAIL, "no free host ID range for another sandbox");
-		goto out;
-	}
-	if (sbx_rt_set_int(m, "uid_base", base + slot * ID_RANGE) == -1 ||
-	    sbx_rt_set_int(m, "gid_base", base + slot * ID_RANGE) == -1 ||
-	    sbx_rt_set_int(m, "id_count", ID_RANGE) == -1) {
-		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-		goto out;
-	}
-	snprintf(buf, sizeof buf, "%lld\n", base + slot * ID_RANGE);
-	/* Not synced: a range matters only while its sandbox lives, and a host
-	 * crash ends every sandbox. */
-	if (sbx_store_path(s, m->sandbox_id, "ids", path, sizeof path, e) == -1 ||
-	    sbx_write_atomic_nosync(path, buf, strlen(buf), 0600, e) == -1)
-		goto out;
-	r = 0;
-out:
-	for (i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
-	free(used);
-	close(lock);
-	return r;
 }
 
 static int
@@ -815,7 +737,7 @@ static int
 create_prepare(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_lowers *lw,
     struct sbx_err *e)
 {
-	if (sbx_net_prepare(m, e) == -1 || pick_ids(s, m, e) == -1 ||
+	if (sbx_net_prepare(m, e) == -1 || sbx_tier_pick_ids(s, m, e) == -1 ||
 	    sbx_rootfs_prepare(s, m, (uid_t)sbx_rt_int(m, "uid_base"),
 	    (gid_t)sbx_rt_int(m, "gid_base"), lw, e) == -1)
 		return -1;
