@@ -36,7 +36,6 @@ struct field {
 
 static const char *const levels[] = { "namespace", "oci", "microvm", "auto", NULL };
 static const char *const trusts[] = { "trusted", "semi-trusted", "untrusted", "sensitive", NULL };
-static const char *const runtimes[] = { "crun", "runc", "runsc", "kata-runtime", NULL };
 static const char *const policies[] = { "deny-all", "egress-allow-list", "host", NULL };
 static const char *const modes[] = { "ro", "rw", NULL };
 static const char *const reasons[] = { "wall-clock", "timeout", "memory", "pids", "disk",
@@ -152,6 +151,20 @@ check_seccomp(const char *s, char *why, size_t size)
 		return check_abs_path(s, why, size);
 	snprintf(why, size, "seccomp must be default, strict, unconfined or an absolute path, "
 	    "not '%.100s'", s);
+	return -1;
+}
+
+/* runtime: an OCI runtime by name, or the absolute path of one. */
+static int
+check_runtime(const char *s, char *why, size_t size)
+{
+	if (strcmp(s, "crun") == 0 || strcmp(s, "runc") == 0 || strcmp(s, "runsc") == 0 ||
+	    strcmp(s, "kata-runtime") == 0)
+		return 0;
+	if (s[0] == '/')
+		return check_abs_path(s, why, size);
+	snprintf(why, size, "runtime must be runc, crun, runsc, kata-runtime or an absolute "
+	    "path, not '%.100s'", s);
 	return -1;
 }
 
@@ -335,7 +348,7 @@ static const struct field top_fields[] = {
 	{ "sandbox_id", F_STR, M(sandbox_id), 0, 0, NULL, check_id, NULL, 0, 0 },
 	{ "isolation_level", F_STR, M(isolation_level), 0, 0, levels, NULL, NULL, 0, 0 },
 	{ "trust", F_STR, M(trust), 0, 0, trusts, NULL, NULL, 0, 0 },
-	{ "runtime", F_STR, M(runtime), 0, 0, runtimes, NULL, NULL, 0, 0 },
+	{ "runtime", F_STR, M(runtime), 0, 0, NULL, check_runtime, NULL, 0, 0 },
 	{ "rootfs", F_STR, M(rootfs), 0, 0, NULL, check_rootfs, NULL, 0, 0 },
 	{ "status", F_STATUS, M(status), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "created_at", F_STR, M(created_at), 0, 0, NULL, NULL, NULL, 0, 0 },

@@ -607,3 +607,160 @@ sbx_seccomp_load_waiter(struct sbx_err *e)
 		return sbx_err_sys(e, SBX_EX_OSERR, "seccomp for a waiting process");
 	return 0;
 }
+
+/* The OCI runtime's form of a profile (linux.seccomp) */
+
+/* One rule: names (NULL-terminated, skip left out) get action, errno ret (0: none). */
+static int
+oci_rule(struct sbx_node *calls, const char *const *names, const char *skip,
+    const char *action, int ret)
+{
+	struct sbx_node *r = sbx_node_new(SBX_MAP), *v = sbx_node_new(SBX_SEQ);
+
+	if (r == NULL || v == NULL) {
+		sbx_node_free(r);
+		sbx_node_free(v);
+		return -1;
+	}
+	/* As add_names: what this libseccomp (and the runtime's) cannot name is left out. */
+	for (; *names; names++)
+		if ((skip == NULL || strcmp(*names, skip) != 0) &&
+		    seccomp_syscall_resolve_name(*names) != __NR_SCMP_ERROR &&
+		    sbx_node_add(v, NULL, sbx_node_str(*names)) == -1)
+			goto fail;
+	if (sbx_node_add(r, "names", v) == -1) {
+		v = NULL;
+		goto fail;
+	}
+	v = NULL;
+	if (sbx_node_add(r, "action", sbx_node_str(action)) == -1 ||
+	    (ret && sbx_node_add(r, "errnoRet", sbx_node_int(ret)) == -1))
+		goto fail;
+	return sbx_node_add(calls, NULL, r);
+fail:
+	sbx_node_free(v);
+	sbx_node_free(r);
+	return -1;
+}
+
+/* A rule on one call whose first argument compares (op) with value (masked: valueTwo). */
+static int
+oci_arg_rule(struct sbx_node *calls, const char *name, const char *action, int ret,
+    const char *op, unsigned long long value, unsigned long long two)
+{
+	const char *names[] = { name, NULL };
+	struct sbx_node *args = sbx_node_new(SBX_SEQ), *a = sbx_node_new(SBX_MAP), *r;
+
+	if (args == NULL || a == NULL || oci_rule(calls, names, NULL, action, ret) == -1) {
+		sbx_node_free(args);
+		sbx_node_free(a);
+		return -1;
+	}
+	r = calls->kids[calls->n - 1];
+	if (sbx_node_add(a, "index", sbx_node_int(0)) == -1 ||
+	    sbx_node_add(a, "value", sbx_node_int((long long)value)) == -1 ||
+	    sbx_node_add(a, "valueTwo", sbx_node_int((long long)two)) == -1 ||
+	    sbx_node_add(a, "op", sbx_node_str(op)) == -1 || sbx_node_add(args, NULL, a) == -1) {
+		sbx_node_free(a);
+		sbx_node_free(args);
+		return -1;
+	}
+	return sbx_node_add(r, "args", args);
+}
+
+/* The built-in profiles' rules, as build() gives them to libseccomp. */
+static int
+oci_builtin(struct sbx_node *calls, int strict)
+{
+	static const unsigned long ns_flags[] = { CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID,
+		CLONE_NEWNET, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWCGROUP, CLONE_NEWTIME };
+	static const char *const ioctl_name[] = { "ioctl", NULL };
+	size_t i;
+
+	if (oci_rule(calls, denied, NULL, "SCMP_ACT_ERRNO", EPERM) == -1 ||
+	    oci_rule(calls, allowed, strict ? "socket" : NULL, "SCMP_ACT_ALLOW", 0) == -1 ||
+	    oci_rule(calls, ioctl_name, NULL, "SCMP_ACT_ALLOW", 0) == -1 ||
+	    oci_arg_rule(calls, "clone", "SCMP_ACT_ALLOW", 0, "SCMP_CMP_MASKED_EQ", NS_FLAGS, 0)
+	    == -1)
+		return -1;
+	for (i = 0; i < SBX_ARRAY_LEN(ns_flags); i++)
+		if (oci_arg_rule(calls, "clone", "SCMP_ACT_ERRNO", EPERM, "SCMP_CMP_MASKED_EQ",
+		    ns_flags[i], ns_flags[i]) == -1)
+			return -1;
+	if (strict && (oci_arg_rule(calls, "socket", "SCMP_ACT_ALLOW", 0, "SCMP_CMP_EQ", AF_UNIX,
+	    0) == -1 || oci_arg_rule(calls, "socket", "SCMP_ACT_ERRNO", EAFNOSUPPORT,
+	    "SCMP_CMP_NE", AF_UNIX, 0) == -1))
+		return -1;
+	return 0;
+}
+
+/* A policy file's lines, each its own rule (checked by add_policy_text first). */
+static int
+oci_policy(struct sbx_node *calls, const char *text)
+{
+	char *buf, *line, *save = NULL, verb[16], call[64];
+	const char *names[] = { call, NULL };
+	int r = 0;
+
+	if ((buf = strdup(text)) == NULL)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line && r == 0; line = strtok_r(NULL, "\n", &save)) {
+		line += strspn(line, " \t");
+		if (*line == '#' || *line == '\0' || sscanf(line, "%15s %63s", verb, call) != 2)
+			continue;
+		r = strcmp(verb, "allow") == 0 ? oci_rule(calls, names, NULL, "SCMP_ACT_ALLOW", 0) :
+		    oci_rule(calls, names, NULL, "SCMP_ACT_ERRNO", EPERM);
+	}
+	free(buf);
+	return r;
+}
+
+int
+sbx_seccomp_oci(const char *profile, struct sbx_node **out, struct sbx_err *e)
+{
+	struct sbx_node *sc = NULL, *arch = NULL, *calls = NULL;
+	char *text = NULL;
+	int r = -1;
+
+	*out = NULL;
+	if (strcmp(profile, "unconfined") == 0)
+		return 0;
+	if (strcmp(profile, "default") != 0 && strcmp(profile, "strict") != 0 &&
+	    (read_policy(profile, &text, e) == -1 || add_policy_text(NULL, profile, text, e) == -1))
+		goto out;
+	if ((sc = sbx_node_new(SBX_MAP)) == NULL || (arch = sbx_node_new(SBX_SEQ)) == NULL ||
+	    (calls = sbx_node_new(SBX_SEQ)) == NULL)
+		goto oom;
+	/* The native architecture only: calls of another (int 0x80) get the
+	 * runtime's bad-architecture answer, not the profile. */
+	if (sbx_node_add(arch, NULL, sbx_node_str(seccomp_arch_resolve_name("x86_64") ==
+	    seccomp_arch_native() ? "SCMP_ARCH_X86_64" : seccomp_arch_native() ==
+	    SCMP_ARCH_AARCH64 ? "SCMP_ARCH_AARCH64" : "SCMP_ARCH_NATIVE")) == -1)
+		goto oom;
+	if ((text ? oci_policy(calls, text) : oci_builtin(calls, strcmp(profile, "strict") == 0))
+	    == -1)
+		goto oom;
+	if (sbx_node_add(sc, "defaultAction", sbx_node_str("SCMP_ACT_ERRNO")) == -1 ||
+	    sbx_node_add(sc, "defaultErrnoRet", sbx_node_int(ENOSYS)) == -1)
+		goto oom;
+	r = sbx_node_add(sc, "architectures", arch);
+	arch = NULL;
+	if (r == -1)
+		goto oom;
+	r = sbx_node_add(sc, "syscalls", calls);
+	calls = NULL;
+	if (r == -1)
+		goto oom;
+	*out = sc;
+	sc = NULL;
+	r = 0;
+	goto out;
+oom:
+	r = sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+out:
+	sbx_node_free(sc);
+	sbx_node_free(arch);
+	sbx_node_free(calls);
+	free(text);
+	return r;
+}

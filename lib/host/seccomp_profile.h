@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "doc.h"
 #include "error.h"
 #include "state.h"
 
@@ -54,5 +55,14 @@ int sbx_seccomp_guard(const struct sbx_seccomp_prog *in, unsigned flags,
 int sbx_seccomp_load_waiter(struct sbx_err *e);
 /* Load a program from sbx_seccomp_program into the caller (no_new_privs set). */
 int sbx_seccomp_load_program(const struct sbx_seccomp_prog *p, struct sbx_err *e);
+
+/*
+ * The profile as an OCI runtime's linux.seccomp (*out, the caller frees it;
+ * NULL for unconfined): the same allow-list, ENOSYS and EPERM answers and
+ * clone rules, for the native architecture. What the guard adds
+ * (sbx_seccomp_guard: TIOCSTI on the 32 bits the kernel reads, vsock,
+ * set-ID modes) has no OCI form and is not in it.
+ */
+int sbx_seccomp_oci(const char *profile, struct sbx_node **out, struct sbx_err *e);
 
 #endif

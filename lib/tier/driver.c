@@ -4,7 +4,7 @@
 
 #include "driver.h"
 
-const struct sbx_driver *const sbx_drivers[] = { &sbx_driver_namespace, NULL };
+const struct sbx_driver *const sbx_drivers[] = { &sbx_driver_namespace, &sbx_driver_oci, NULL };
 
 const struct sbx_driver *
 sbx_driver_for(const struct sbx_manifest *m, struct sbx_err *e)
@@ -14,12 +14,9 @@ sbx_driver_for(const struct sbx_manifest *m, struct sbx_err *e)
 	if (strcmp(level, "namespace") == 0)
 		return &sbx_driver_namespace;
 	if (strcmp(level, "oci") == 0)
-		sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level oci (runtime %s): this build "
-		    "has no OCI driver yet; refusing to run with weaker isolation",
-		    m->runtime ? m->runtime : "runsc");
-	else
-		sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level %s: this build has no %s "
-		    "driver yet; refusing to run with weaker isolation", level, level);
+		return &sbx_driver_oci;
+	sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level %s: this build has no %s driver "
+	    "yet; refusing to run with weaker isolation", level, level);
 	return NULL;
 }
 

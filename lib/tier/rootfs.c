@@ -403,6 +403,29 @@ sbx_rootfs_update_hosts(const struct sbx_store *s, const struct sbx_manifest *m,
 	return r;
 }
 
+int
+sbx_rootfs_own_lower(const struct sbx_store *s, const struct sbx_manifest *m, uid_t uid,
+    gid_t gid, struct sbx_err *e)
+{
+	char p[1200];
+	int fd, r;
+
+	if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
+	    mkdir_owned(p, 0755, uid, gid, e) == -1)
+		return -1;
+	if ((fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	r = write_own_lower(fd, m, uid, gid, e);
+	close(fd);
+	return r == -1 ? sbx_err_prefix(e, "%s", p) : 0;
+}
+
+const char *const *
+sbx_rootfs_host_dirs(void)
+{
+	return host_dirs;
+}
+
 void
 sbx_lowers_free(struct sbx_lowers *lw)
 {
@@ -463,19 +486,8 @@ sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_
 			return -1;
 		if ((lw->skel = strdup(p)) == NULL)
 			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-		if (own_lower_on_disk(m)) {
-			int fd, r;
-
-			if (sbx_store_path(s, m->sandbox_id, "lower", p, sizeof p, e) == -1 ||
-			    mkdir_owned(p, 0755, uid, gid, e) == -1)
-				return -1;
-			if ((fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
-				return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
-			r = write_own_lower(fd, m, uid, gid, e);
-			close(fd);
-			if (r == -1)
-				return sbx_err_prefix(e, "%s", p);
-		}
+		if (own_lower_on_disk(m) && sbx_rootfs_own_lower(s, m, uid, gid, e) == -1)
+			return -1;
 	}
 	return 0;
 }
@@ -833,6 +845,12 @@ make_dev(int rootfd, struct sbx_err *e)
 static const char *const proc_masked[] = { "kcore", "keys", "key-users", "timer_list",
 	"timer_stats", "sched_debug", "latency_stats", "cmdline", "config.gz", "kallsyms",
 	"acpi", "asound", "scsi", "pressure", "driver", NULL };
+
+const char *const *
+sbx_rootfs_proc_masked(void)
+{
+	return proc_masked;
+}
 
 static int
 mask_proc(int rootfd, struct sbx_err *e)

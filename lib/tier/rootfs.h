@@ -45,6 +45,16 @@ int sbx_rootfs_skeleton_gc(const struct sbx_store *s, const struct sbx_strv *kee
 int sbx_rootfs_update_hosts(const struct sbx_store *s, const struct sbx_manifest *m,
     struct sbx_err *e);
 void sbx_lowers_free(struct sbx_lowers *lw);
+/* Write the sandbox's own lower layer (its /etc/hosts, hostname and
+ * resolv.conf) as the directory "lower" of the sandbox's, owned by uid:gid:
+ * sbx_rootfs_prepare does for an allow-list's sandbox, a tier whose root
+ * is mounted on the host's side does for every one. */
+int sbx_rootfs_own_lower(const struct sbx_store *s, const struct sbx_manifest *m, uid_t uid,
+    gid_t gid, struct sbx_err *e);
+/* The host directories a `rootfs: host` root shows read-only, and the names
+ * below /proc that every root masks; both NULL-terminated. */
+const char *const *sbx_rootfs_host_dirs(void);
+const char *const *sbx_rootfs_proc_masked(void);
 
 /* Host side, at provision: make layer/{upper,work} and (rootfs host) lower/
  * in the sandbox directory; fill lw (extracting snapshot layers not cached

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The OCI tier's driver (driver.h), in three files: oci.c checks, makes,
+ * freezes and destroys; oci_config.c writes the bundle's config.json;
+ * oci_run.c mounts the root and has runc make the container, runs commands
+ * (runc exec) and tears down and sweeps. Only these include this header.
+ */
+#ifndef SBX_OCI_H
+#define SBX_OCI_H
+
+#include "driver.h"
+#include "rootfs.h"
+
+/* The roots' mount points, empty directories the container's root can walk. */
+#define OCI_MNT "/run/sbx-oci"
+
+/* Where a sandbox's runtime and files are. */
+struct oci_paths {
+	char runtime[1100];     /* the runtime's binary (runtime_state.oci.runtime_path) */
+	char root[1100];        /* its --root: the state root's oci/ */
+	char bundle[1200];      /* the sandbox's directory's bundle/ (config.json) */
+	char log[1300];         /* the runtime's JSON log of create and start */
+	char mnt[200];          /* OCI_MNT/<group>/<id>: in create's own mount
+				 * namespace a tmpfs with the root and its layers */
+	char rootfs[256];       /* mnt/rootfs, an empty directory on the host */
+};
+
+int oci_paths(const struct sbx_store *s, const struct sbx_manifest *m, struct oci_paths *p,
+    struct sbx_err *e);
+/* Run runtime [--root root] args...: its exit status (128+N for a signal, -1:
+ * it could not run); its stdout into out, stderr into err (either NULL). */
+int oci_call(const char *runtime, const char *root, const char *const *args, char *out,
+    size_t outsz, char *err, size_t errsz);
+/* The same for a sandbox's runtime and root: 0, or 71 with what it said. */
+int oci_do(const struct oci_paths *p, const char *const *args, char *out, size_t outsz,
+    struct sbx_err *e);
+/* The last error of a runtime's JSON log (--log-format json), or "". */
+void oci_log_error(const char *log, char *msg, size_t size);
+
+/* The bundle's config.json, from the manifest; cgpath is linux.cgroupsPath. */
+int oci_write_config(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_lowers *lw, const struct oci_paths *p, const char *cgpath,
+    struct sbx_err *e);
+/* Mount the root (a mount namespace of its own) and `runc create` there. */
+int oci_make(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_lowers *lw, const struct oci_paths *p, struct sbx_err *e);
+/* The container's init is the last the memory limit's OOM killer takes. */
+void oci_protect_init(pid_t pid);
+/* Kill and delete the container, its cgroup and bundle; missing ones are fine. */
+int oci_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+int oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
+    struct sbx_exec_result *res, struct sbx_err *e);
+void oci_sweep(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report report,
+    void *ctx);
+
+#endif

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/* A run in the OCI tier: `runc exec`, handed to the supervision loop. See oci.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "oci.h"
+#include "supervise.h"
+#include "util.h"
+
+#define MAX_ARGS 4096
+
+struct oci_run {
+	const struct sbx_manifest *m;
+	struct oci_paths p;
+	char pidfile[1300], log[1300];
+	struct sbx_supervise sv;
+	struct sbx_cgroup cg;
+	int have_cg;
+};
+
+/* The command's environment, later entries winning, as the namespace tier's. */
+static int
+add_env(char **env, size_t *n, const char *kv)
+{
+	size_t klen = strcspn(kv, "="), i;
+
+	for (i = 0; i < *n; i++)
+		if (strncmp(env[i], kv, klen + 1) == 0) {
+			free(env[i]);
+			memmove(env + i, env + i + 1, (*n - i - 1) * sizeof *env);
+			(*n)--;
+			break;
+		}
+	return (env[(*n)++] = strdup(kv)) == NULL ? -1 : 0;
+}
+
+static char **
+build_env(const struct sbx_manifest *m, const struct sbx_exec *x, unsigned uid, size_t *count)
+{
+	size_t cap = m->n_env + x->n_env + 4, n = 0, i;
+	char **env = calloc(cap, sizeof *env), buf[4200];
+	int r = env == NULL ? -1 : 0;
+
+	if (r == 0)
+		r = add_env(env, &n, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+		    "/sbin:/bin");
+	snprintf(buf, sizeof buf, "HOME=%s", uid == 0 ? "/root" : uid == 1000 ? "/home/sandbox" :
+	    "/");
+	if (r == 0)
+		r = add_env(env, &n, buf);
+	snprintf(buf, sizeof buf, "HOSTNAME=%s", m->sandbox_id);
+	if (r == 0)
+		r = add_env(env, &n, buf);
+	for (i = 0; r == 0 && i < m->n_env; i++) {
+		char *kv;
+
+		if (asprintf(&kv, "%s=%s", m->env[i].key, m->env[i].val) == -1)
+			r = -1;
+		else {
+			r = add_env(env, &n, kv);
+			free(kv);
+		}
+	}
+	for (i = 0; r == 0 && i < x->n_env; i++)
+		r = add_env(env, &n, x->env[i]);
+	if (r == -1 && env != NULL) {
+		while (n > 0)
+			free(env[--n]);
+		free(env);
+		return NULL;
+	}
+	*count = n;
+	return env;
+}
+
+/* runc --root R --log L --log-format json exec --pid-file F --cwd W --user U
+ * [-e KV]... ID ARGV...: argv for the runc exec process (strings are the
+ * caller's and env's). */
+static const char **
+exec_argv(struct oci_run *r, const struct sbx_exec *x, char **env, size_t n_env, char *user)
+{
+	size_t n = 0, i, argc;
+	const char **v;
+
+	for (argc = 0; x->argv[argc]; argc++)
+		;
+	if (argc + 2 * n_env > MAX_ARGS || (v = calloc(argc + 2 * n_env + 20, sizeof *v)) == NULL)
+		return NULL;
+	v[n++] = r->p.runtime;
+	v[n++] = "--root";
+	v[n++] = r->p.root;
+	v[n++] = "--log";
+	v[n++] = r->log;
+	v[n++] = "--log-format";
+	v[n++] = "json";
+	v[n++] = "exec";
+	v[n++] = "--pid-file";
+	v[n++] = r->pidfile;
+	v[n++] = "--cwd";
+	v[n++] = x->workdir ? x->workdir : r->m->workdir;
+	v[n++] = "--user";
+	v[n++] = user;
+	for (i = 0; i < n_env; i++) {
+		v[n++] = "--env";
+		v[n++] = env[i];
+	}
+	v[n++] = r->m->sandbox_id;
+	for (i = 0; i < argc; i++)
+		v[n++] = x->argv[i];
+	v[n] = NULL;
+	return v;
+}
+
+/* The command's host PID (runc's pid file), if it is still in the sandbox's
+ * PID namespace: never a process that took the number since. */
+static pid_t
+command_pid(const struct oci_run *r)
+{
+	char buf[32], a[96], b[96], la[64], lb[64];
+	ssize_t na, nb;
+	long long pid;
+
+	if (sbx_read_str(r->pidfile, buf, sizeof buf) <= 0 || (pid = atoll(buf)) <= 1)
+		return -1;
+	snprintf(a, sizeof a, "/proc/%lld/ns/pid", pid);
+	snprintf(b, sizeof b, "/proc/%lld/ns/pid", sbx_rt_int(r->m, "pid"));
+	if ((na = readlink(a, la, sizeof la - 1)) <= 0 || (nb = readlink(b, lb, sizeof lb - 1)) <= 0)
+		return -1;
+	la[na] = lb[nb] = '\0';
+	return strcmp(la, lb) == 0 && pid != sbx_rt_int(r->m, "pid") ? (pid_t)pid : -1;
+}
+
+/* At a deadline the command goes with runc exec, which would leave it. */
+static void
+run_kill_all(void *ctx)
+{
+	struct oci_run *r = ctx;
+	pid_t pid = command_pid(r);
+
+	if (pid > 0)
+		kill(pid, SIGKILL);
+}
+
+/* runc exec's own failure (status 255 and an error in its log): the command
+ * never ran; 127 not found, 126 not executable, 125 the rest. */
+static int
+run_failed(void *ctx, struct sbx_err *e)
+{
+	struct oci_run *r = ctx;
+	char msg[600];
+	int ws = r->sv.wait_status;
+
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 255)
+		return 0;
+	oci_log_error(r->log, msg, sizeof msg);
+	if (msg[0] == '\0')
+		return 0;
+	sbx_err_set(e, strstr(msg, "executable file not found") || strstr(msg, "no such file") ?
+	    SBX_EX_NOTFOUND : strstr(msg, "permission denied") ? SBX_EX_NOEXEC : SBX_EX_RUNFAIL,
+	    "runc exec %s: %s", r->m->sandbox_id, msg);
+	return 1;
+}
+
+static pid_t
+spawn(const char **argv)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		/* Nothing of the caller's but stdio crosses into the runtime. */
+		syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+		execve(argv[0], (char *const *)argv, (char *const[]){ "PATH=/usr/sbin:/usr/bin:"
+		    "/sbin:/bin", NULL });
+		_exit(SBX_EX_RUNFAIL);
+	}
+	return pid;
+}
+
+/* What the run used: its rusage (runc exec waits for the command), and an
+ * OOM kill counted in the sandbox's cgroup meanwhile. */
+static void
+run_figures(struct oci_run *r, long long oom_before, struct sbx_trace *t)
+{
+	const struct rusage *ru = &r->sv.ru;
+
+	t->cpu_seconds_used = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
+	    (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+	t->peak_memory_mb = (double)ru->ru_maxrss / 1024;
+	if (r->have_cg && sbx_cgroup_oom_kills(&r->cg) > oom_before) {
+		t->oom_killed = 1;
+		if (t->kill_reason == NULL)
+			t->kill_reason = strdup("memory");
+	}
+}
+
+static int
+run_start(struct oci_run *r, const struct sbx_exec *x, struct sbx_exec_result *res,
+    struct sbx_err *e)
+{
+	char user[64], **env = NULL;
+	const char **argv;
+	unsigned uid = 0, gid = 0;
+	size_t n_env = 0, i;
+	pid_t pid;
+
+	sbx_user_parse(x->user ? x->user : r->m->user, &uid, &gid);
+	snprintf(user, sizeof user, "%u:%u", uid, gid);
+	if ((env = build_env(r->m, x, uid, &n_env)) == NULL ||
+	    (argv = exec_argv(r, x, env, n_env, user)) == NULL) {
+		for (i = 0; env && i < n_env; i++)
+			free(env[i]);
+		free(env);
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "out of memory (or over %d arguments)",
+		    MAX_ARGS);
+	}
+	if (x->starting != NULL)
+		x->starting(x->starting_ctx);
+	sbx_supervise_start(&r->sv, &res->trace);
+	pid = spawn(argv);
+	free(argv);
+	for (i = 0; i < n_env; i++)
+		free(env[i]);
+	free(env);
+	if (pid == -1)
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "fork");
+	if ((r->sv.pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
+		sbx_err_sys(e, SBX_EX_RUNFAIL, "pidfd_open");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	r->sv.pid = pid;
+	return 0;
+}
+
+int
+oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
+    struct sbx_exec_result *res, struct sbx_err *e)
+{
+	struct oci_run r;
+	struct sbx_cg_host h;
+	long long oom_before = 0;
+	double t;
+	int ret = -1;
+
+	sbx_trace_init(&res->trace);
+	memset(&r, 0, sizeof r);
+	r.m = m;
+	if (x->tty)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "sbx-run -t: isolation_level oci "
+		    "(runtime %s) has no terminal yet", m->runtime);
+	if (oci_paths(s, m, &r.p, e) == -1)
+		return -1;
+	if (sbx_rt_int(m, "pid") <= 0 || !sbx_proc_alive((pid_t)sbx_rt_int(m, "pid"),
+	    (unsigned long long)sbx_rt_int(m, "start_ticks")))
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's container is gone (run sbx-gc)");
+	snprintf(r.pidfile, sizeof r.pidfile, "%s/exec-%ld.pid", r.p.bundle, (long)getpid());
+	snprintf(r.log, sizeof r.log, "%s/exec-%ld.log", r.p.bundle, (long)getpid());
+	unlink(r.pidfile);
+	unlink(r.log);
+	if (sbx_rt_str(m, "cgroup") != NULL && sbx_cgroup_host(&h, NULL) == 0 &&
+	    sbx_cgroup_from_spec(&h, sbx_rt_str(m, "cgroup"), &r.cg, NULL) == 0) {
+		r.have_cg = 1;
+		oom_before = sbx_cgroup_oom_kills(&r.cg);
+	}
+	sbx_supervise_init(&r.sv);
+	r.sv.timeout_s = x->timeout_s;
+	r.sv.kill_after_s = x->kill_after_s;
+	r.sv.lifetime_s = x->lifetime_s;
+	if (m->expires_at && sbx_time_parse(m->expires_at, &t) == 0)
+		r.sv.expires_at = t;
+	r.sv.ctx = &r;
+	r.sv.kill_all = run_kill_all;
+	r.sv.failed = run_failed;
+	if (run_start(&r, x, res, e) == 0) {
+		sbx_supervise_catch(&r.sv);
+		ret = sbx_supervise_run(&r.sv, &res->status, &res->trace, e);
+		run_figures(&r, oom_before, &res->trace);
+		sbx_supervise_release(&r.sv);
+		close(r.sv.pidfd);
+	}
+	unlink(r.pidfile);
+	unlink(r.log);
+	if (ret == -1 && res->status == 0)
+		res->status = SBX_EX_RUNFAIL;
+	return ret;
+}
