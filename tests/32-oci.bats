@@ -9,10 +9,12 @@ load helpers
 
 TIER=${SBX_TIER:-runc}
 
-# The manifest for this tier, with the keys on stdin added, written to $WORK/m.yaml.
+# The manifest for this tier, with the keys on stdin added and SECURITY (the
+# arguments, "KEY: VALUE" each) under security:, written to $WORK/m.yaml.
 tier_manifest() {
+	local kv
 	case $TIER in
-	namespace) printf 'isolation_level: namespace\n' ;;
+	namespace) printf 'isolation_level: namespace\nsecurity: {}\n' ;;
 	runc)
 		command -v runc >/dev/null || [ -x /usr/sbin/runc ] ||
 			skip "runc is not installed (contrib/install-deps.sh installs it)"
@@ -24,11 +26,14 @@ tier_manifest() {
 		printf 'isolation_level: oci\nruntime: runc\nsecurity:\n  landlock: false\n' ;;
 	*) echo "SBX_TIER=$TIER: namespace or runc"; return 1 ;;
 	esac > "$WORK/m.yaml"
+	for kv in "$@"; do
+		sed -i "s/^security: {}$/security:/; /^security:/a\\  $kv" "$WORK/m.yaml"
+	done
 	cat >> "$WORK/m.yaml"
 }
 
 tier_provision() {
-	tier_manifest
+	tier_manifest "$@"
 	provision "$WORK/m.yaml"
 }
 
@@ -90,6 +95,40 @@ except OSError as e:
 	[ ! -e /usr/bin/evil ]
 	run -0 sbx-run "$ID" -- sh -c 'echo scratch > /tmp/f && cat /tmp/f'
 	[ "$output" = "scratch" ]
+}
+
+@test "tier: the capability the manifest names is root's only one; disk_mb bounds a writable root" {
+	tier_provision "capabilities: [cap_net_bind_service]" <<-'EOF'
+	read_only_root: false
+	resource_allocation:
+	  disk_mb: 16
+	EOF
+	run -0 sbx-run "$ID" -- grep CapEff /proc/self/status
+	[ "$output" = "CapEff:	0000000000000400" ]
+	run -0 sbx-run "$ID" -- sh -c 'echo kept > /etc/new && cat /etc/new'
+	[ "$output" = kept ]
+	# the writable layer's files are the sandbox's IDs on the host, never root's
+	[ "$(stat -c %u "$SBX_ROOT/sandboxes/$ID/layer/upper/etc/new")" = "$(state "$ID" uid_base)" ]
+	run -1 sbx-run "$ID" -- dd if=/dev/zero of=/big bs=1M count=32
+	[[ $output == *"No space left on device"* ]]
+}
+
+@test "tier: a snapshot of the writable layer keeps a new file and a deletion (restored in the namespace tier)" {
+	tier_provision <<-'EOF'
+	read_only_root: false
+	resource_allocation:
+	  disk_mb: 16
+	EOF
+	run -0 sbx-run "$ID" -- sh -c 'echo kept > /root/f && rm /etc/hostname'
+	run -0 sbx-snap "$ID"
+	snap=$output
+	# the sandbox goes on running after its snapshot
+	run -0 sbx-run "$ID" -- cat /root/f
+	printf 'rootfs: %s\nread_only_root: false\nresource_allocation: {disk_mb: 16}\n' "$snap" > "$WORK/from.yaml"
+	provision "$WORK/from.yaml"
+	run -0 sbx-run "$ID" -- cat /root/f
+	[ "$output" = kept ]
+	run -1 sbx-run "$ID" -- test -e /etc/hostname
 }
 
 @test "tier: exit codes pass through (status, signal, not found, not executable)" {

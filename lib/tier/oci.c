@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -65,7 +66,7 @@ oci_call(const char *runtime, const char *root, const char *const *args, char *o
 		static char *const env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:"
 			"/usr/bin:/sbin:/bin", NULL };
 
-		if ((fd = open("/dev/null", O_RDWR)) != -1)
+		if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1)
 			dup2(fd, 0);
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
@@ -170,9 +171,6 @@ oci_refuse(const struct sbx_manifest *m, struct sbx_err *e)
 	if (strcmp(m->network_policy, "egress-allow-list") == 0)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy egress-allow-list: "
 		    "isolation_level oci (runtime %s) has no allow-list yet (deny-all or host)", rt);
-	if (m->res.disk_mb != SBX_UNSET_INT)
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "resource_allocation.disk_mb: "
-		    "isolation_level oci (runtime %s) has no disk quota yet", rt);
 	if (m->security.landlock == 1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock: runtime %s applies "
 		    "no Landlock rules (set landlock: false for isolation_level oci)", rt);
@@ -346,23 +344,24 @@ oci_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 
 	m->has_rt = 1;
 	memset(&lw, 0, sizeof lw);
-	if (sbx_rt_set_bool(m, "rootless", 0) == -1 ||
-	    oci_runtime(m, rt, sizeof rt, e) == -1 || sbx_rt_set_str(m, "runtime_path", rt) == -1)
-		return e->code ? -1 : sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-	if (sbx_tier_pick_ids(s, m, e) == -1 || oci_paths(s, m, &p, e) == -1 ||
-	    oci_cgroup(s, m, &cg, cgpath, sizeof cgpath, spec, sizeof spec, e) == -1 ||
-	    sbx_rt_set_str(m, "cgroup", spec) == -1 || sbx_rt_set_str(m, "runc_root", p.root) == -1)
-		return e->code ? -1 : sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	if (oci_runtime(m, rt, sizeof rt, e) == -1 || sbx_tier_pick_ids(s, m, e) == -1 ||
+	    oci_paths(s, m, &p, e) == -1 ||
+	    oci_cgroup(s, m, &cg, cgpath, sizeof cgpath, spec, sizeof spec, e) == -1)
+		return -1;
+	if (sbx_rt_set_str(m, "runtime_path", rt) == -1 || sbx_rt_set_str(m, "cgroup", spec) == -1 ||
+	    sbx_rt_set_str(m, "runc_root", p.root) == -1)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	snprintf(p.runtime, sizeof p.runtime, "%s", rt);
 	if (sbx_rootfs_prepare(s, m, (uid_t)sbx_rt_int(m, "uid_base"),
 	    (gid_t)sbx_rt_int(m, "gid_base"), &lw, e) == -1)
 		goto fail;
-	if (lw.skel != NULL && (sbx_rt_set_str(m, "skeleton", strrchr(lw.skel, '/') + 1) == -1 ||
-	    sbx_rootfs_own_lower(s, m, (uid_t)sbx_rt_int(m, "uid_base"),
-	    (gid_t)sbx_rt_int(m, "gid_base"), e) == -1)) {
-		if (e->code == 0)
-			sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	if (lw.skel != NULL && sbx_rt_set_str(m, "skeleton", strrchr(lw.skel, '/') + 1) == -1) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		goto fail;
 	}
+	if (lw.skel != NULL && sbx_rootfs_own_lower(s, m, (uid_t)sbx_rt_int(m, "uid_base"),
+	    (gid_t)sbx_rt_int(m, "gid_base"), e) == -1)
+		goto fail;
 	if (sbx_mkdir_p(p.root, 0700, e) == -1 || sbx_mkdir_p(p.bundle, 0700, e) == -1 ||
 	    oci_mnt_dir(s, &p, e) == -1 || oci_write_config(s, m, &lw, &p, cgpath, e) == -1)
 		goto fail;
@@ -427,7 +426,27 @@ oci_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_
 	return oci_teardown(s, m, e);
 }
 
-/* The upper directory, as the namespace tier's: owners shifted back by the ID base. */
+static uid_t wh_uid;
+static gid_t wh_gid;
+
+static int
+whiteout_owner(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)flag;
+	(void)ftw;
+	if (S_ISCHR(st->st_mode) && st->st_rdev == 0 && st->st_uid == 0 &&
+	    lchown(path, wh_uid, wh_gid) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * The upper directory, as the namespace tier's: owners shifted back by the
+ * ID base. The overlay is mounted by the host's root, who owns the
+ * whiteouts it makes (a deleted file): they become the sandbox root's first,
+ * as the namespace tier's overlay, mounted in the sandbox's user namespace,
+ * makes them. The sandbox is frozen meanwhile: nothing moves in the tree.
+ */
 static int
 oci_capture(const struct sbx_store *s, const struct sbx_manifest *m, int fd,
     const struct sbx_pack_opts *o, struct sbx_layer_info *li, struct sbx_err *e)
@@ -436,6 +455,10 @@ oci_capture(const struct sbx_store *s, const struct sbx_manifest *m, int fd,
 
 	if (sbx_store_path(s, m->sandbox_id, "layer/upper", upper, sizeof upper, e) == -1)
 		return -1;
+	wh_uid = (uid_t)sbx_rt_int(m, "uid_base");
+	wh_gid = (gid_t)sbx_rt_int(m, "gid_base");
+	if (nftw(upper, whiteout_owner, 32, FTW_PHYS) == -1)
+		return sbx_err_sys(e, SBX_EX_IOERR, "%s: the whiteouts' owner", upper);
 	return sbx_layer_pack(upper, sbx_rt_int(m, "uid_base"), sbx_rt_int(m, "id_count"), fd, o,
 	    li, e);
 }

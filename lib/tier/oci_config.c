@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "doc.h"
@@ -117,9 +118,13 @@ caps(struct sbx_node *proc, const struct sbx_manifest *m, unsigned uid)
 	size_t i, j;
 	int r = c == NULL || upper == NULL ? -1 : 0;
 
-	/* The manifest names them as cap_net_bind_service; OCI as CAP_NET_BIND_SERVICE. */
+	/* The manifest may name them cap_net_bind_service; OCI as CAP_NET_BIND_SERVICE. */
 	for (i = 0; r == 0 && i < m->security.capabilities.n; i++) {
-		if ((upper[i] = strdup(m->security.capabilities.v[i])) == NULL) {
+		const char *name = m->security.capabilities.v[i];
+
+		if (asprintf(&upper[i], "%s%s", strncasecmp(name, "cap_", 4) == 0 ? "" : "CAP_",
+		    name) == -1) {
+			upper[i] = NULL;
 			r = -1;
 			break;
 		}
@@ -199,9 +204,11 @@ resources(struct sbx_node *linux_, const struct sbx_manifest *m)
 		    put(v, "reservation", sbx_node_int(lim / 100 * m->res.memory_soft_pct)) == NULL)
 			return -1;
 	}
+	/* The kernel's smallest quota is 1 ms a period. */
 	if (!isnan(m->res.cpu_cores) && ((v = put(res, "cpu", sbx_node_new(SBX_MAP))) == NULL ||
 	    put(v, "period", sbx_node_int(100000)) == NULL ||
-	    put(v, "quota", sbx_node_int((long long)(m->res.cpu_cores * 100000))) == NULL))
+	    put(v, "quota", sbx_node_int(m->res.cpu_cores * 100000 < 1000 ? 1000 :
+	    (long long)(m->res.cpu_cores * 100000))) == NULL))
 		return -1;
 	if (m->res.pids != SBX_UNSET_INT && ((v = put(res, "pids", sbx_node_new(SBX_MAP))) ==
 	    NULL || put(v, "limit", sbx_node_int(m->res.pids)) == NULL))

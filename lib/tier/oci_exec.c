@@ -13,12 +13,14 @@
 
 #include "cgroup.h"
 #include "oci.h"
+#include "quota.h"
 #include "supervise.h"
 #include "util.h"
 
 #define MAX_ARGS 4096
 
 struct oci_run {
+	const struct sbx_store *s;
 	const struct sbx_manifest *m;
 	struct oci_paths p;
 	char pidfile[1300], log[1300];
@@ -195,6 +197,12 @@ run_figures(struct oci_run *r, long long oom_before, struct sbx_trace *t)
 	t->cpu_seconds_used = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
 	    (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
 	t->peak_memory_mb = (double)ru->ru_maxrss / 1024;
+	char layer[1200];
+	double used;
+
+	if (sbx_store_path(r->s, r->m->sandbox_id, "layer", layer, sizeof layer, NULL) == 0 &&
+	    (used = sbx_quota_used_mb(layer)) >= 0)
+		t->disk_used_mb = used;
 	if (r->have_cg && sbx_cgroup_oom_kills(&r->cg) > oom_before) {
 		t->oom_killed = 1;
 		if (t->kill_reason == NULL)
@@ -254,6 +262,7 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 
 	sbx_trace_init(&res->trace);
 	memset(&r, 0, sizeof r);
+	r.s = s;
 	r.m = m;
 	if (x->tty)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "sbx-run -t: isolation_level oci "

@@ -17,6 +17,7 @@
 #include "cgroup.h"
 #include "doc.h"
 #include "oci.h"
+#include "quota.h"
 #include "snapshot.h"
 #include "supervise.h"
 #include "util.h"
@@ -301,7 +302,7 @@ oci_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx
 	struct oci_paths p;
 	struct sbx_cg_host h;
 	struct sbx_cgroup cg;
-	char dirs[MAX_HIER][1024];
+	char dirs[MAX_HIER][1024], layer[1200];
 	size_t ndirs = 0, i;
 	int r = 0;
 
@@ -333,6 +334,11 @@ oci_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx
 	if (sbx_rm_rf(p.bundle, r == 0 ? e : NULL) == -1)
 		r = -1;
 	mnt_remove(s, &p);
+	/* disk_mb: the writable layer's own filesystem (rootfs.c made it), as
+	 * the namespace tier's; its loop device clears itself once unmounted. */
+	if (sbx_store_path(s, m->sandbox_id, "layer", layer, sizeof layer, NULL) == 0 &&
+	    sbx_quota_remove(layer, r == 0 ? e : NULL) == -1)
+		r = -1;
 	return r;
 }
 
