@@ -725,9 +725,14 @@ sbx_seccomp_oci(const char *profile, struct sbx_node **out, struct sbx_err *e)
 	*out = NULL;
 	if (strcmp(profile, "unconfined") == 0)
 		return 0;
-	if (strcmp(profile, "default") != 0 && strcmp(profile, "strict") != 0 &&
-	    (read_policy(profile, &text, e) == -1 || add_policy_text(NULL, profile, text, e) == -1))
-		goto out;
+	if (strcmp(profile, "default") != 0 && strcmp(profile, "strict") != 0) {
+		if (read_policy(profile, &text, e) == -1)
+			goto out;
+		if (text == NULL)
+			goto oom;
+		if (add_policy_text(NULL, profile, text, e) == -1)
+			goto out;
+	}
 	if ((sc = sbx_node_new(SBX_MAP)) == NULL || (arch = sbx_node_new(SBX_SEQ)) == NULL ||
 	    (calls = sbx_node_new(SBX_SEQ)) == NULL)
 		goto oom;

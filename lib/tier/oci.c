@@ -336,7 +336,7 @@ static int
 oci_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 {
 	struct sbx_lowers lw;
-	struct oci_paths p;
+	struct oci_paths p = { 0 };
 	struct sbx_cgroup cg;
 	char rt[1100], cgpath[1200], spec[4096], status[32] = "";
 	const char *start[] = { "start", m->sandbox_id, NULL };
@@ -408,13 +408,12 @@ static int
 oci_freeze(const struct sbx_manifest *m, int frozen, struct sbx_err *e)
 {
 	const char *args[] = { frozen ? "pause" : "resume", m->sandbox_id, NULL };
-	struct oci_paths p;
+	struct oci_paths p = { 0 };
 
 	/* The driver is given no state root here: create kept the runtime's root. */
 	if (sbx_rt_str(m, "runc_root") == NULL || sbx_rt_str(m, "runtime_path") == NULL)
 		return sbx_err_set(e, SBX_EX_SOFTWARE, "sandbox %s: no runtime recorded",
 		    m->sandbox_id);
-	memset(&p, 0, sizeof p);
 	snprintf(p.runtime, sizeof p.runtime, "%s", sbx_rt_str(m, "runtime_path"));
 	snprintf(p.root, sizeof p.root, "%s", sbx_rt_str(m, "runc_root"));
 	return oci_do(&p, args, NULL, 0, e);

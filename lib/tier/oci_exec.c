@@ -29,58 +29,47 @@ struct oci_run {
 	int have_cg;
 };
 
-/* The command's environment, later entries winning, as the namespace tier's. */
-static int
-add_env(char **env, size_t *n, const char *kv)
+/*
+ * The command's environment, as the namespace tier's (later entries win):
+ * pointers into one block, *pool, which the caller frees with the array.
+ */
+static const char **
+build_env(const struct sbx_manifest *m, const struct sbx_exec *x, unsigned uid, size_t *count,
+    char **pool)
 {
-	size_t klen = strcspn(kv, "="), i;
+	size_t cap = m->n_env + x->n_env + 3, size = 200 + strlen(m->sandbox_id), n = 0, i, j;
+	const char **env;
+	char *w;
 
-	for (i = 0; i < *n; i++)
-		if (strncmp(env[i], kv, klen + 1) == 0) {
-			free(env[i]);
-			memmove(env + i, env + i + 1, (*n - i - 1) * sizeof *env);
-			(*n)--;
-			break;
-		}
-	return (env[(*n)++] = strdup(kv)) == NULL ? -1 : 0;
-}
-
-static char **
-build_env(const struct sbx_manifest *m, const struct sbx_exec *x, unsigned uid, size_t *count)
-{
-	size_t cap = m->n_env + x->n_env + 4, n = 0, i;
-	char **env = calloc(cap, sizeof *env), buf[4200];
-	int r = env == NULL ? -1 : 0;
-
-	if (r == 0)
-		r = add_env(env, &n, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
-		    "/sbin:/bin");
-	snprintf(buf, sizeof buf, "HOME=%s", uid == 0 ? "/root" : uid == 1000 ? "/home/sandbox" :
-	    "/");
-	if (r == 0)
-		r = add_env(env, &n, buf);
-	snprintf(buf, sizeof buf, "HOSTNAME=%s", m->sandbox_id);
-	if (r == 0)
-		r = add_env(env, &n, buf);
-	for (i = 0; r == 0 && i < m->n_env; i++) {
-		char *kv;
-
-		if (asprintf(&kv, "%s=%s", m->env[i].key, m->env[i].val) == -1)
-			r = -1;
-		else {
-			r = add_env(env, &n, kv);
-			free(kv);
-		}
-	}
-	for (i = 0; r == 0 && i < x->n_env; i++)
-		r = add_env(env, &n, x->env[i]);
-	if (r == -1 && env != NULL) {
-		while (n > 0)
-			free(env[--n]);
+	for (i = 0; i < m->n_env; i++)
+		size += strlen(m->env[i].key) + strlen(m->env[i].val) + 2;
+	for (i = 0; i < x->n_env; i++)
+		size += strlen(x->env[i]) + 1;
+	env = calloc(cap, sizeof *env);
+	if ((*pool = w = malloc(size)) == NULL || env == NULL) {
+		free(*pool);
 		free(env);
 		return NULL;
 	}
-	*count = n;
+#define ADD(...) do { env[n++] = w; w += snprintf(w, size - (size_t)(w - *pool), __VA_ARGS__) + 1; } while (0)
+	ADD("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	ADD("HOME=%s", uid == 0 ? "/root" : uid == 1000 ? "/home/sandbox" : "/");
+	ADD("HOSTNAME=%s", m->sandbox_id);
+	for (i = 0; i < m->n_env; i++)
+		ADD("%s=%s", m->env[i].key, m->env[i].val);
+	for (i = 0; i < x->n_env; i++)
+		ADD("%s", x->env[i]);
+#undef ADD
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (strncmp(env[i], env[j], strcspn(env[i], "=") + 1) == 0) {
+				env[i] = NULL;
+				break;
+			}
+	for (i = j = 0; i < n; i++)
+		if (env[i] != NULL)
+			env[j++] = env[i];
+	*count = j;
 	return env;
 }
 
@@ -88,7 +77,8 @@ build_env(const struct sbx_manifest *m, const struct sbx_exec *x, unsigned uid, 
  * [-e KV]... ID ARGV...: argv for the runc exec process (strings are the
  * caller's and env's). */
 static const char **
-exec_argv(struct oci_run *r, const struct sbx_exec *x, char **env, size_t n_env, char *user)
+exec_argv(struct oci_run *r, const struct sbx_exec *x, const char **env, size_t n_env,
+    char *user)
 {
 	size_t n = 0, i, argc;
 	const char **v;
@@ -214,19 +204,19 @@ static int
 run_start(struct oci_run *r, const struct sbx_exec *x, struct sbx_exec_result *res,
     struct sbx_err *e)
 {
-	char user[64], **env = NULL;
-	const char **argv;
+	char user[64], *pool = NULL;
+	const char **argv, **env;
 	unsigned uid = 0, gid = 0;
-	size_t n_env = 0, i;
+	size_t n_env = 0;
 	pid_t pid;
 
 	sbx_user_parse(x->user ? x->user : r->m->user, &uid, &gid);
 	snprintf(user, sizeof user, "%u:%u", uid, gid);
-	if ((env = build_env(r->m, x, uid, &n_env)) == NULL ||
-	    (argv = exec_argv(r, x, env, n_env, user)) == NULL) {
-		for (i = 0; env && i < n_env; i++)
-			free(env[i]);
+	if ((env = build_env(r->m, x, uid, &n_env, &pool)) == NULL)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "out of memory");
+	if ((argv = exec_argv(r, x, env, n_env, user)) == NULL) {
 		free(env);
+		free(pool);
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "out of memory (or over %d arguments)",
 		    MAX_ARGS);
 	}
@@ -235,9 +225,8 @@ run_start(struct oci_run *r, const struct sbx_exec *x, struct sbx_exec_result *r
 	sbx_supervise_start(&r->sv, &res->trace);
 	pid = spawn(argv);
 	free(argv);
-	for (i = 0; i < n_env; i++)
-		free(env[i]);
 	free(env);
+	free(pool);
 	if (pid == -1)
 		return sbx_err_sys(e, SBX_EX_RUNFAIL, "fork");
 	if ((r->sv.pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {

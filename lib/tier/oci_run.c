@@ -132,9 +132,10 @@ mount_root(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 	if (mount("tmpfs", p->mnt, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "mode=0711,size=64k") == -1 || mkdir(p->rootfs, 0711) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p->mnt);
+	memset(fds, -1, sizeof fds);
 	if ((n = lowers(s, m, lw, p->mnt, uns, fds, e)) == -1)
 		return -1;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && len < sizeof opts; i++)
 		len += (size_t)snprintf(opts + len, sizeof opts - len, "%s/proc/self/fd/%d",
 		    i ? ":" : "", fds[i]);
 	if (len >= sizeof opts)
@@ -299,7 +300,7 @@ oci_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx
 {
 	const char *kill_args[] = { "kill", m->sandbox_id, "KILL", NULL };
 	const char *del[] = { "delete", "--force", m->sandbox_id, NULL };
-	struct oci_paths p;
+	struct oci_paths p = { 0 };
 	struct sbx_cg_host h;
 	struct sbx_cgroup cg;
 	char dirs[MAX_HIER][1024], layer[1200];
