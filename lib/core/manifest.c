@@ -16,7 +16,7 @@
 #include "util.h"
 
 enum ftype { F_STR, F_INT, F_NUM, F_BOOL, F_MAP, F_STRV, F_MOUNTS, F_TMPFS, F_ENV, F_USER,
-	F_PORTS, F_STATUS, F_TIER };
+	F_PORTS, F_STATUS, F_TIER, F_TIER_OLD };
 
 typedef int (*check_fn)(const char *s, char *why, size_t size);
 
@@ -328,6 +328,19 @@ static const struct field rt_fields[] = {
 	{ "namespace", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "oci", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "microvm", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	/* Where a build before the tiers' keys wrote the namespace tier's
+	 * state: read into runtime_state.namespace, written there. */
+	{ "pid", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "start_ticks", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "uid_base", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "gid_base", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "id_count", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "cgroup", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "rootless", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "skeleton", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "net_addr", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "relay_pid", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "relay_start_ticks", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	END
 };
 
@@ -673,6 +686,27 @@ parse_tier(struct ctx *c, const struct sbx_node *v, const char *key, struct sbx_
 }
 
 static int
+parse_tier_old(struct ctx *c, const struct sbx_node *v, const char *key, struct sbx_manifest *m)
+{
+	if (want(c, v, SBX_SCALAR, key) == -1)
+		return -1;
+	if (m->rt.tier_state != NULL && strcmp(m->rt.tier, "namespace") != 0)
+		return nerr(c, v, "runtime_state: %s and %s: one tier's state only", m->rt.tier,
+		    "namespace");
+	if (m->rt.tier_state == NULL) {
+		if ((m->rt.tier_state = sbx_node_new(SBX_MAP)) == NULL)
+			return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
+		snprintf(m->rt.tier, sizeof m->rt.tier, "namespace");
+	}
+	if (sbx_node_get(m->rt.tier_state, key) != NULL)
+		return nerr(c, v, "runtime_state: %s twice", key);
+	if (sbx_node_add(m->rt.tier_state, key, v->plain ? sbx_node_raw(v->str) :
+	    sbx_node_str(v->str)) == -1)
+		return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
+	return 0;
+}
+
+static int
 parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, struct sbx_manifest *m,
     void *base)
 {
@@ -748,6 +782,8 @@ parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, stru
 		return parse_env(c, v, m);
 	case F_TIER:
 		return parse_tier(c, v, f->key, m);
+	case F_TIER_OLD:
+		return parse_tier_old(c, v, f->key, m);
 	}
 	return 0;
 }
@@ -1266,6 +1302,8 @@ tree_field(const struct sbx_manifest *m, const struct field *f)
 			    sbx_node_raw(t->kids[i + 1]->str) : sbx_node_str(t->kids[i + 1]->str));
 		return n;
 	}
+	case F_TIER_OLD:
+		return NULL;    /* written under the tier's key */
 	}
 	return NULL;
 }

@@ -146,6 +146,20 @@ main(void)
 	    "runtime_state: two tiers' state is refused");
 	ok(fails_at("runtime_state: {namespace: {pid: [1]}}", "t.yaml:1:"),
 	    "runtime_state: a tier's value that is not a scalar is refused");
+	/* A state document of a build before the tiers' keys: read, written anew. */
+	ok(parse("runtime_state: {pid: 42, uid_base: 100000, cgroup: \"1:cpu=/a\", "
+	    "watchdog_pid: 7}", &m, &e) == 0 && sbx_rt_int(&m, "pid") == 42 &&
+	    sbx_rt_int(&m, "uid_base") == 100000 && m.rt.watchdog_pid == 7 &&
+	    strcmp(m.rt.tier, "namespace") == 0, "runtime_state: an earlier build's keys (%s)",
+	    e.msg);
+	a = emit(&m, SBX_FMT_YAML);
+	ok(strstr(a, "  namespace:\n    pid: 42\n    uid_base: 100000\n") != NULL,
+	    "runtime_state: an earlier build's keys are written under the tier's");
+	free(a);
+	sbx_manifest_free(&m);
+	ok(fails_at("runtime_state: {pid: 1, oci: {pid: 2}}", "t.yaml:1:"),
+	    "runtime_state: an earlier build's keys with another tier's are refused");
+
 	sbx_manifest_init(&m);
 	m.isolation_level = strdup("namespace");
 	ok(sbx_rt_set_int(&m, "pid", 9) == 0 && strcmp(m.rt.tier, "namespace") == 0,
