@@ -71,7 +71,7 @@ check_abs_path(const char *s, char *why, size_t size)
 }
 
 int
-sbx_path_normal(const char *s)
+sbx_manifest_path_normal(const char *s)
 {
 	char why[256];
 
@@ -211,7 +211,7 @@ check_user(const char *s, char *why, size_t size)
 {
 	unsigned u, g;
 
-	if (sbx_user_parse(s, &u, &g) == 0)
+	if (sbx_manifest_user_parse(s, &u, &g) == 0)
 		return 0;
 	snprintf(why, size, "user must be UID or UID:GID with numbers from 0 to 65535, not '%.40s'",
 	    s);
@@ -233,7 +233,7 @@ check_env_key(const char *s, char *why, size_t size)
 }
 
 int
-sbx_user_parse(const char *s, unsigned *uid, unsigned *gid)
+sbx_manifest_user_parse(const char *s, unsigned *uid, unsigned *gid)
 {
 	char *end;
 	unsigned long u, g;

@@ -159,8 +159,8 @@ void sbx_trace_free(struct sbx_trace *t);
 /* Does a rootfs value name a snapshot (not "host", not a directory)? */
 int sbx_manifest_rootfs_is_snapshot(const char *rootfs);
 /* Is s an absolute, normalized path (no ".", "..", "//", trailing "/")? */
-int sbx_path_normal(const char *s);
+int sbx_manifest_path_normal(const char *s);
 /* Parse "UID[:GID]". */
-int sbx_user_parse(const char *s, unsigned *uid, unsigned *gid);
+int sbx_manifest_user_parse(const char *s, unsigned *uid, unsigned *gid);
 
 #endif

@@ -284,7 +284,7 @@ parse_doc(const char *name, const char *buf, size_t len, int lenient, struct sbx
 		sbx_err_prefix(e, "%s", name);
 		goto out;
 	}
-	if (strcmp(sn->base_rootfs, "host") != 0 && !sbx_path_normal(sn->base_rootfs)) {
+	if (strcmp(sn->base_rootfs, "host") != 0 && !sbx_manifest_path_normal(sn->base_rootfs)) {
 		sbx_err_set(e, SBX_EX_DATAERR, "%s: base_rootfs must be host or an absolute, "
 		    "normalized path (no '.', '..' or '//')", name);
 		goto out;

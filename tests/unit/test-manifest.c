@@ -116,10 +116,10 @@ main(void)
 	    strstr(e.msg, "larger than 1 MiB") != NULL, "manifest: 1 MiB cap");
 	free(buf);
 
-	ok(sbx_user_parse("1000:100", &u, &g) == 0 && u == 1000 && g == 100, "user: UID:GID");
-	ok(sbx_user_parse("7", &u, &g) == 0 && u == 7 && g == 7, "user: UID alone");
-	ok(sbx_user_parse("65536", &u, &g) == -1 && sbx_user_parse("1:", &u, &g) == -1 &&
-	    sbx_user_parse("-1", &u, &g) == -1, "user: out of range and malformed");
+	ok(sbx_manifest_user_parse("1000:100", &u, &g) == 0 && u == 1000 && g == 100, "user: UID:GID");
+	ok(sbx_manifest_user_parse("7", &u, &g) == 0 && u == 7 && g == 7, "user: UID alone");
+	ok(sbx_manifest_user_parse("65536", &u, &g) == -1 && sbx_manifest_user_parse("1:", &u, &g) == -1 &&
+	    sbx_manifest_user_parse("-1", &u, &g) == -1, "user: out of range and malformed");
 	ok(sbx_id_valid("sbx-a1b2c3d4") && sbx_id_valid("job-42.step_1") && !sbx_id_valid("..") &&
 	    !sbx_id_valid(".x") && !sbx_id_valid("a/b") && !sbx_id_valid("") &&
 	    !sbx_id_valid("0123456789012345678901234567890123456789012345678901234567890123456"),
