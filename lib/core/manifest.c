@@ -670,7 +670,10 @@ parse_tier(struct ctx *c, const struct sbx_node *v, const char *key, struct sbx_
 		const struct sbx_node *val = v->kids[i + 1];
 		struct sbx_node *n;
 
-		if (want(c, val, SBX_SCALAR, v->kids[i]->str) == -1) {
+		char name[128];
+
+		snprintf(name, sizeof name, "runtime_state.%s.%s", key, v->kids[i]->str);
+		if (want(c, val, SBX_SCALAR, name) == -1) {
 			sbx_node_free(copy);
 			return -1;
 		}
@@ -893,7 +896,10 @@ rt_get(const struct sbx_manifest *m, const char *key)
 {
 	const struct sbx_node *v;
 
-	if (m->rt.tier_state == NULL || (v = sbx_node_get(m->rt.tier_state, key)) == NULL ||
+	/* Only the sandbox's own tier's state is read as its. */
+	if (m->rt.tier_state == NULL ||
+	    strcmp(m->rt.tier, m->isolation_level ? m->isolation_level : "namespace") != 0 ||
+	    (v = sbx_node_get(m->rt.tier_state, key)) == NULL ||
 	    v->type != SBX_SCALAR || (v->plain && strcmp(v->str, "null") == 0))
 		return NULL;
 	return v;
@@ -939,12 +945,19 @@ rt_put(struct sbx_manifest *m, const char *key, struct sbx_node *v)
 	if (t == NULL) {
 		if (v == NULL)
 			return 0;
+		const char *level = m->isolation_level ? m->isolation_level : "namespace";
+
+		/* A map only under a tier's key (never "auto": defaults resolve it). */
+		if (strcmp(level, "namespace") != 0 && strcmp(level, "oci") != 0 &&
+		    strcmp(level, "microvm") != 0) {
+			sbx_node_free(v);
+			return -1;
+		}
 		if ((t = m->rt.tier_state = sbx_node_new(SBX_MAP)) == NULL) {
 			sbx_node_free(v);
 			return -1;
 		}
-		snprintf(m->rt.tier, sizeof m->rt.tier, "%s",
-		    m->isolation_level ? m->isolation_level : "namespace");
+		snprintf(m->rt.tier, sizeof m->rt.tier, "%s", level);
 	}
 	for (i = 0; i < t->n; i += 2) {
 		if (strcmp(t->kids[i]->str, key) != 0)

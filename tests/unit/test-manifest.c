@@ -144,6 +144,9 @@ main(void)
 	sbx_manifest_free(&m);
 	ok(fails_at("runtime_state: {namespace: {pid: 1}, oci: {pid: 2}}", "t.yaml:1:"),
 	    "runtime_state: two tiers' state is refused");
+	ok(parse("isolation_level: oci\nruntime_state: {namespace: {pid: 42}}", &m, &e) == 0 &&
+	    sbx_rt_int(&m, "pid") == SBX_UNSET_INT, "runtime_state: another tier's map is not read");
+	sbx_manifest_free(&m);
 	ok(fails_at("runtime_state: {namespace: {pid: [1]}}", "t.yaml:1:"),
 	    "runtime_state: a tier's value that is not a scalar is refused");
 	/* A state document of a build before the tiers' keys: read, written anew. */
