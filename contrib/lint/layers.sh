@@ -9,6 +9,8 @@
 set -eu
 lib=${1:-lib}
 layers="core store host tier life"
+# Each header's folder, found once: "NAME FOLDER" lines.
+headers=$(find "$lib" -name '*.h' | sed 's|.*/\([^/]*\)/\([A-Za-z0-9_]*\)\.h$|\2 \1|')
 find "$lib" -name '*.[ch]' | sort | while read -r f; do
 	dir=$(basename "$(dirname "$f")")
 	printf '%s %s - - -\n' "$f" "$dir"
@@ -19,10 +21,10 @@ find "$lib" -name '*.[ch]' | sort | while read -r f; do
 		done
 	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([A-Za-z0-9_]*\)\.h".*/\1/p' "$f" |
 		while read -r inc; do
-			h=$(find "$lib" -name "$inc.h" | head -n 1)
-			[ -n "$h" ] || continue
-			printf '%s %s %s %s\n' "$f" "$dir" "$(basename "$f" | sed 's/\.[ch]$//')" \
-			    "$(basename "$(dirname "$h")") $inc"
+			todir=$(printf '%s\n' "$headers" | awk -v h="$inc" '$1 == h { print $2; exit }')
+			[ -n "$todir" ] || continue
+			from=${f##*/}
+			printf '%s %s %s %s %s\n' "$f" "$dir" "${from%.[ch]}" "$todir" "$inc"
 		done
 done | awk -v layers="$layers" '
 BEGIN { n = split(layers, L, " "); for (i = 1; i <= n; i++) rank[L[i]] = i }

@@ -3,7 +3,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,21 +381,8 @@ struct ctx {
 	struct sbx_err *e;
 };
 
-static int
-nerr(struct ctx *c, const struct sbx_node *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int
-nerr(struct ctx *c, const struct sbx_node *n, const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return sbx_err_set(c->e, SBX_EX_DATAERR, "%s:%d:%d: %s", c->name, n->line, n->col, msg);
-}
+/* Exit 65 at n's place in the document. */
+#define nerr(c, n, ...) sbx_node_err((c)->e, (c)->name, (n), __VA_ARGS__)
 
 static int
 is_null(const struct sbx_node *n)
@@ -677,7 +663,7 @@ parse_tier(struct ctx *c, const struct sbx_node *v, const char *key, struct sbx_
 			sbx_node_free(copy);
 			return -1;
 		}
-		n = val->plain ? sbx_node_raw(val->str) : sbx_node_str(val->str);
+		n = sbx_node_scalar_copy(val);
 		if (n == NULL || sbx_node_add(copy, v->kids[i]->str, n) == -1) {
 			sbx_node_free(copy);
 			return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
@@ -703,8 +689,7 @@ parse_tier_old(struct ctx *c, const struct sbx_node *v, const char *key, struct 
 	}
 	if (sbx_node_get(m->rt.tier_state, key) != NULL)
 		return nerr(c, v, "runtime_state: %s twice", key);
-	if (sbx_node_add(m->rt.tier_state, key, v->plain ? sbx_node_raw(v->str) :
-	    sbx_node_str(v->str)) == -1)
+	if (sbx_node_add(m->rt.tier_state, key, sbx_node_scalar_copy(v)) == -1)
 		return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
 	return 0;
 }
@@ -1311,8 +1296,7 @@ tree_field(const struct sbx_manifest *m, const struct field *f)
 		    (n = sbx_node_new(SBX_MAP)) == NULL)
 			return NULL;
 		for (i = 0; i < t->n; i += 2)
-			sbx_node_add(n, t->kids[i]->str, t->kids[i + 1]->plain ?
-			    sbx_node_raw(t->kids[i + 1]->str) : sbx_node_str(t->kids[i + 1]->str));
+			sbx_node_add(n, t->kids[i]->str, sbx_node_scalar_copy(t->kids[i + 1]));
 		return n;
 	}
 	case F_TIER_OLD:
