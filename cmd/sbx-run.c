@@ -170,7 +170,7 @@ main(int argc, char *argv[])
 			x.workdir = optarg;
 			break;
 		case 'u':
-			if (sbx_user_parse(optarg, &u, &g) == -1)
+			if (sbx_manifest_user_parse(optarg, &u, &g) == -1)
 				errx(RUN_USAGE, "--user: '%s' is not UID[:GID] (0-65535)", optarg);
 			x.user = optarg;
 			break;

@@ -40,8 +40,14 @@ usage(int code)
 	    "  -V, --version            print the version\n");
 }
 
-static const char *const verbs[] = { "create", "list", "inspect", "verify", "remove", "restore",
-	"export", "import", "push", "pull", NULL };
+/* What the options said, and the operands left for the verb. */
+struct args {
+	struct sbx_store store;
+	enum sbx_format fmt;
+	const char *want, *file, *url, *manifest;
+	int argc;
+	char **argv;
+};
 
 /* The snapshot (or sandbox) operand, or the ID on stdin. */
 static void
@@ -81,6 +87,236 @@ show(const struct sbx_store *s, const char *id, enum sbx_format fmt, int stream)
 	return 0;
 }
 
+static int
+do_create(struct args *a)
+{
+	struct sbx_snap_opts o = { a->want, "manual" };
+	struct sbx_err e = { 0 };
+	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1];
+
+	operand(a->argc, a->argv, SBX_KEYS("sandbox_id"), id, sizeof id);
+	if (sbx_snap_create(&a->store, id, &o, out, &e) == -1)
+		sbx_die(&e, id);
+	return show(&a->store, out, a->fmt, 0);
+}
+
+static int
+list_remote(struct args *a)
+{
+	struct sbx_snap_set set;
+	struct sbx_err e = { 0 };
+	size_t k;
+
+	if (sbx_remote_list(a->url, &set, &e) == -1)
+		sbx_die(&e, NULL);
+	for (k = 0; k < set.n; k++) {
+		if (a->fmt == SBX_FMT_ID) {
+			printf("%s\n", set.v[k].snapshot_id);
+			continue;
+		}
+		sbx_record_start(a->fmt);
+		if (sbx_snapshot_emit(stdout, &set.v[k], a->fmt) == -1)
+			errx(SBX_EX_IOERR, "stdout: write failed");
+	}
+	sbx_snapshot_set_free(&set);
+	return 0;
+}
+
+static int
+do_list(struct args *a)
+{
+	struct sbx_err e = { 0 };
+	char **ids;
+	size_t n, k;
+	int rc = 0, r;
+
+	if (a->argc > 0)
+		usage(SBX_EX_USAGE);
+	if (a->url)
+		return list_remote(a);
+	if (sbx_snapshot_list(&a->store, &ids, &n, &e) == -1)
+		sbx_die(&e, "snapshots");
+	for (k = 0; k < n; k++) {
+		if ((r = show(&a->store, ids[k], a->fmt, 1)) != 0 && rc == 0)
+			rc = r;
+		free(ids[k]);
+	}
+	free(ids);
+	return rc;
+}
+
+static int
+do_inspect(struct args *a)
+{
+	enum sbx_format fmt = a->fmt == SBX_FMT_ID ? SBX_FMT_YAML : a->fmt;
+	struct sbx_snapshot sn;
+	struct sbx_err e = { 0 };
+	char id[SBX_ID_MAX + 1];
+
+	operand(a->argc, a->argv, SBX_KEYS("snapshot_id"), id, sizeof id);
+	if (a->url == NULL)
+		return show(&a->store, id, fmt, 0);
+	if (sbx_remote_load(a->url, id, &sn, &e) == -1)
+		sbx_die(&e, NULL);
+	if (sbx_snapshot_emit(stdout, &sn, fmt) == -1)
+		errx(SBX_EX_IOERR, "stdout: write failed");
+	sbx_snapshot_free(&sn);
+	return 0;
+}
+
+/* verify and remove: each operand on its own, the worst code at the end. */
+static int
+do_each(struct args *a, int verify)
+{
+	struct sbx_err e = { 0 };
+	int i, rc = 0;
+
+	if (a->argc == 0)
+		usage(SBX_EX_USAGE);
+	for (i = 0; i < a->argc; i++) {
+		const char *id = a->argv[i];
+
+		if (sbx_id_check(id, &e) == -1 || (verify ?
+		    sbx_snapshot_verify(&a->store, id, &e) : a->url ?
+		    sbx_remote_remove(a->url, id, &e) :
+		    sbx_snapshot_remove(&a->store, sbx_sandbox_users, id, &e)) == -1) {
+			warnx("%s: %s", id, e.msg);
+			if (rc == 0 || (rc == SBX_EX_NO && e.code != SBX_EX_NO))
+				rc = e.code;
+			continue;
+		}
+		if (verify)
+			fprintf(stderr, "sbx-snap: %s: every layer matches its digest\n", id);
+		else
+			printf("%s\n", id);
+	}
+	return rc;
+}
+
+static int
+do_verify(struct args *a)
+{
+	return do_each(a, 1);
+}
+
+static int
+do_remove(struct args *a)
+{
+	return do_each(a, 0);
+}
+
+static int
+do_restore(struct args *a)
+{
+	struct sbx_manifest with;
+	struct sbx_err e = { 0 };
+	char id[SBX_ID_MAX + 1], **ids;
+
+	operand(a->argc, a->argv, SBX_KEYS("snapshot_id"), id, sizeof id);
+	if (a->manifest != NULL && sbx_manifest_load(a->manifest, &with, &e) == -1)
+		sbx_die(&e, NULL);
+	if (sbx_remote_ensure(&a->store, a->url, id, &e) == -1 ||
+	    sbx_fork_restore(&a->store, id, a->want, a->manifest ? &with : NULL, &ids, &e) == -1)
+		sbx_die(&e, id);
+	if (a->manifest != NULL)
+		sbx_manifest_free(&with);
+	printf("%s\n", ids[0]);
+	free(ids[0]);
+	free(ids);
+	return 0;
+}
+
+static int
+do_export(struct args *a)
+{
+	struct sbx_err e = { 0 };
+	char id[SBX_ID_MAX + 1];
+	int fd = 1;
+
+	operand(a->argc, a->argv, SBX_KEYS("snapshot_id"), id, sizeof id);
+	if (a->file == NULL && isatty(1))
+		errx(SBX_EX_USAGE, "export: stdout is a terminal; redirect it or use -f FILE");
+	if (a->file != NULL && (fd = open(a->file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1)
+		err(SBX_EX_CANTCREAT, "%s", a->file);
+	if (sbx_snapshot_export(&a->store, id, fd, &e) == -1) {
+		if (a->file != NULL)
+			unlink(a->file);
+		sbx_die(&e, id);
+	}
+	if (a->file != NULL && (fsync(fd) == -1 || close(fd) == -1))
+		err(SBX_EX_IOERR, "%s", a->file);
+	return 0;
+}
+
+static int
+do_push(struct args *a)
+{
+	struct sbx_err e = { 0 };
+	char id[SBX_ID_MAX + 1];
+	long long bytes = 0;
+	int layers = 0;
+
+	operand(a->argc, a->argv, SBX_KEYS("snapshot_id"), id, sizeof id);
+	if (sbx_remote_push(&a->store, a->url, id, &layers, &bytes, &e) == -1)
+		sbx_die(&e, NULL);
+	if (isatty(2))
+		fprintf(stderr, "sbx-snap: %s: %d layer%s, %lld bytes uploaded to %s\n", id,
+		    layers, layers == 1 ? "" : "s", bytes, a->url);
+	printf("%s\n", id);
+	return 0;
+}
+
+static int
+do_pull(struct args *a)
+{
+	struct sbx_err e = { 0 };
+	char id[SBX_ID_MAX + 1];
+
+	operand(a->argc, a->argv, SBX_KEYS("snapshot_id"), id, sizeof id);
+	if (sbx_remote_pull(&a->store, a->url, id, &e) == -1)
+		sbx_die(&e, NULL);
+	return show(&a->store, id, a->fmt, 0);
+}
+
+static int
+do_import(struct args *a)
+{
+	struct sbx_err e = { 0 };
+	char out[SBX_ID_MAX + 1];
+	int fd = 0;
+
+	if (a->argc > 1)
+		usage(SBX_EX_USAGE);
+	if (a->argc == 1 && strcmp(a->argv[0], "-") != 0 &&
+	    (fd = open(a->argv[0], O_RDONLY | O_CLOEXEC)) == -1)
+		err(errno == ENOENT ? SBX_EX_NOINPUT : SBX_EX_NOPERM, "%s", a->argv[0]);
+	if (fd == 0 && isatty(0))
+		usage(SBX_EX_USAGE);
+	if (sbx_snapshot_import(&a->store, fd, out, &e) == -1)
+		sbx_die(&e, a->argc ? a->argv[0] : "<stdin>");
+	return show(&a->store, out, a->fmt, 0);
+}
+
+/* Each verb, and the options it takes besides -o, -P and -c. */
+static const struct verb {
+	const char *name;
+	int (*run)(struct args *a);
+	int id, file, store, manifest;   /* --id, --file, --store, --manifest */
+} verbs[] = {
+	{ "create", do_create, 1, 0, 0, 0 },
+	{ "list", do_list, 0, 0, 1, 0 },
+	{ "inspect", do_inspect, 0, 0, 1, 0 },
+	{ "verify", do_verify, 0, 0, 0, 0 },
+	{ "remove", do_remove, 0, 0, 1, 0 },
+	{ "restore", do_restore, 1, 0, 1, 1 },
+	{ "export", do_export, 0, 1, 0, 0 },
+	{ "import", do_import, 0, 0, 0, 0 },
+	{ "push", do_push, 0, 0, 1, 0 },
+	{ "pull", do_pull, 0, 0, 1, 0 },
+	{ NULL, NULL, 0, 0, 0, 0 }
+};
+
 int
 main(int argc, char *argv[])
 {
@@ -96,20 +332,18 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct args a = { .fmt = SBX_FMT_ID };
 	struct sbx_err e = { 0 };
-	struct sbx_store store;
-	enum sbx_format fmt = SBX_FMT_ID;
-	const char *want = NULL, *file = NULL, *verb = "create", *url = NULL, *manifest = NULL;
-	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1];
-	int c, i, rc = 0, r;
+	const struct verb *v = &verbs[0];
+	int c, rc, r;
 
 	while ((c = getopt_long(argc, argv, "i:o:f:m:P:c:hV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'i': want = optarg; break;
-		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
-		case 'f': file = optarg; break;
-		case 's': url = optarg; break;
-		case 'm': manifest = optarg; break;
+		case 'i': a.want = optarg; break;
+		case 'o': a.fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
+		case 'f': a.file = optarg; break;
+		case 's': a.url = optarg; break;
+		case 'm': a.manifest = optarg; break;
 		case 'P': sbx_policy_set_path(optarg); break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
@@ -117,160 +351,25 @@ main(int argc, char *argv[])
 		default: usage(SBX_EX_USAGE);
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	for (i = 0; argc > 0 && verbs[i]; i++)
-		if (strcmp(argv[0], verbs[i]) == 0) {
-			verb = verbs[i];
-			argc--;
-			argv++;
+	a.argc = argc - optind;
+	a.argv = argv + optind;
+	for (r = 0; a.argc > 0 && verbs[r].name; r++)
+		if (strcmp(a.argv[0], verbs[r].name) == 0) {
+			v = &verbs[r];
+			a.argc--;
+			a.argv++;
 			break;
 		}
-	if ((file && strcmp(verb, "export") != 0) || (want && strcmp(verb, "create") != 0 &&
-	    strcmp(verb, "restore") != 0) || (manifest && strcmp(verb, "restore") != 0))
+	if ((a.file && !v->file) || (a.want && !v->id) || (a.manifest && !v->manifest) ||
+	    (a.url && !v->store))
 		usage(SBX_EX_USAGE);
-	if (url && strcmp(verb, "list") && strcmp(verb, "restore") && strcmp(verb, "push") &&
-	    strcmp(verb, "pull") && strcmp(verb, "remove") && strcmp(verb, "inspect"))
-		usage(SBX_EX_USAGE);
-	if (url == NULL && (strcmp(verb, "push") == 0 || strcmp(verb, "pull") == 0))
-		errx(SBX_EX_USAGE, "%s: --store URL is required", verb);
-	if (url && !sbx_remote_is_s3(url))
-		errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", url);
-	if (sbx_cmd_store(&store, &e) == -1)
+	if (a.url == NULL && (v->run == do_push || v->run == do_pull))
+		errx(SBX_EX_USAGE, "%s: --store URL is required", v->name);
+	if (a.url && !sbx_remote_is_s3(a.url))
+		errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", a.url);
+	if (sbx_cmd_store(&a.store, &e) == -1)
 		sbx_die(&e, "state root");
-
-	if (strcmp(verb, "create") == 0) {
-		struct sbx_snap_opts o = { want, "manual" };
-
-		operand(argc, argv, SBX_KEYS("sandbox_id"), id, sizeof id);
-		if (sbx_snap_create(&store, id, &o, out, &e) == -1)
-			sbx_die(&e, id);
-		rc = show(&store, out, fmt, 0);
-	} else if (strcmp(verb, "list") == 0) {
-		char **ids;
-		size_t n, k;
-
-		if (argc > 0)
-			usage(SBX_EX_USAGE);
-		if (url) {
-			struct sbx_snap_set set;
-
-			if (sbx_remote_list(url, &set, &e) == -1)
-				sbx_die(&e, NULL);
-			for (k = 0; k < set.n; k++) {
-				if (fmt == SBX_FMT_ID) {
-					printf("%s\n", set.v[k].snapshot_id);
-					continue;
-				}
-				sbx_record_start(fmt);
-				if (sbx_snapshot_emit(stdout, &set.v[k], fmt) == -1)
-					errx(SBX_EX_IOERR, "stdout: write failed");
-			}
-			sbx_snapshot_set_free(&set);
-			return sbx_flush_stdout();
-		}
-		if (sbx_snapshot_list(&store, &ids, &n, &e) == -1)
-			sbx_die(&e, "snapshots");
-		for (k = 0; k < n; k++) {
-			if ((r = show(&store, ids[k], fmt, 1)) != 0 && rc == 0)
-				rc = r;
-			free(ids[k]);
-		}
-		free(ids);
-	} else if (strcmp(verb, "inspect") == 0) {
-		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
-		if (url) {
-			struct sbx_snapshot sn;
-
-			if (sbx_remote_load(url, id, &sn, &e) == -1)
-				sbx_die(&e, NULL);
-			if (sbx_snapshot_emit(stdout, &sn, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt) == -1)
-				errx(SBX_EX_IOERR, "stdout: write failed");
-			sbx_snapshot_free(&sn);
-		} else {
-			rc = show(&store, id, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt, 0);
-		}
-	} else if (strcmp(verb, "verify") == 0 || strcmp(verb, "remove") == 0) {
-		int verify = verb[0] == 'v';
-
-		if (argc == 0)
-			usage(SBX_EX_USAGE);
-		for (i = 0; i < argc; i++) {
-			if (sbx_id_check(argv[i], &e) == -1 || (verify ?
-			    sbx_snapshot_verify(&store, argv[i], &e) : url ?
-			    sbx_remote_remove(url, argv[i], &e) :
-			    sbx_snapshot_remove(&store, sbx_sandbox_users, argv[i], &e)) == -1) {
-				warnx("%s: %s", argv[i], e.msg);
-				if (rc == 0 || (rc == SBX_EX_NO && e.code != SBX_EX_NO))
-					rc = e.code;
-				continue;
-			}
-			if (verify)
-				fprintf(stderr, "sbx-snap: %s: every layer matches its digest\n", argv[i]);
-			else
-				printf("%s\n", argv[i]);
-		}
-	} else if (strcmp(verb, "restore") == 0) {
-		struct sbx_manifest with;
-		char **ids;
-
-		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
-		if (manifest != NULL && sbx_manifest_load(manifest, &with, &e) == -1)
-			sbx_die(&e, NULL);
-		if (sbx_remote_ensure(&store, url, id, &e) == -1 ||
-		    sbx_fork_restore(&store, id, want, manifest ? &with : NULL, &ids, &e) == -1)
-			sbx_die(&e, id);
-		if (manifest != NULL)
-			sbx_manifest_free(&with);
-		printf("%s\n", ids[0]);
-		free(ids[0]);
-		free(ids);
-	} else if (strcmp(verb, "export") == 0) {
-		int fd = 1;
-
-		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
-		if (file == NULL && isatty(1))
-			errx(SBX_EX_USAGE, "export: stdout is a terminal; redirect it or use -f FILE");
-		if (file != NULL && (fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0600)) == -1)
-			err(SBX_EX_CANTCREAT, "%s", file);
-		if (sbx_snapshot_export(&store, id, fd, &e) == -1) {
-			if (file != NULL)
-				unlink(file);
-			sbx_die(&e, id);
-		}
-		if (file != NULL && (fsync(fd) == -1 || close(fd) == -1))
-			err(SBX_EX_IOERR, "%s", file);
-	} else if (strcmp(verb, "push") == 0) {
-		long long bytes = 0;
-		int layers = 0;
-
-		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
-		if (sbx_remote_push(&store, url, id, &layers, &bytes, &e) == -1)
-			sbx_die(&e, NULL);
-		if (isatty(2))
-			fprintf(stderr, "sbx-snap: %s: %d layer%s, %lld bytes uploaded to %s\n", id,
-			    layers, layers == 1 ? "" : "s", bytes, url);
-		printf("%s\n", id);
-	} else if (strcmp(verb, "pull") == 0) {
-		operand(argc, argv, SBX_KEYS("snapshot_id"), id, sizeof id);
-		if (sbx_remote_pull(&store, url, id, &e) == -1)
-			sbx_die(&e, NULL);
-		rc = show(&store, id, fmt, 0);
-	} else {
-		int fd = 0;
-
-		if (argc > 1)
-			usage(SBX_EX_USAGE);
-		if (argc == 1 && strcmp(argv[0], "-") != 0 &&
-		    (fd = open(argv[0], O_RDONLY | O_CLOEXEC)) == -1)
-			err(errno == ENOENT ? SBX_EX_NOINPUT : SBX_EX_NOPERM, "%s", argv[0]);
-		if (fd == 0 && isatty(0))
-			usage(SBX_EX_USAGE);
-		if (sbx_snapshot_import(&store, fd, out, &e) == -1)
-			sbx_die(&e, argc ? argv[0] : "<stdin>");
-		rc = show(&store, out, fmt, 0);
-	}
+	rc = v->run(&a);
 	r = sbx_flush_stdout();
 	return rc ? rc : r;
 }

@@ -32,10 +32,19 @@ long_function() {
 	[ "${lines[1]}" = "$WORK/src/b.c:$((9 + 150 + 2)) short_one 4 lines" ]
 	run -64 "$REPO/contrib/lint/func-length.sh"
 	run -66 "$REPO/contrib/lint/func-length.sh" "$WORK/nothing"
+	# a folder's folders are read too (lib/'s layers), and one with no C file is an error
+	mkdir -p "$WORK/tree/core" "$WORK/empty"
+	long_function 151 > "$WORK/tree/core/c.c"
+	run -1 "$REPO/contrib/lint/func-length.sh" "$WORK/tree"
+	[ "$output" = "$WORK/tree/core/c.c:9 long_one 151 lines" ]
+	run -66 "$REPO/contrib/lint/func-length.sh" "$WORK/empty"
 }
 
 @test "no function in lib/ is over 150 lines" {
 	run -0 "$REPO/contrib/lint/func-length.sh" "$REPO/lib"
+	# and the check reads lib/'s layers: at 100 it finds some
+	run -1 "$REPO/contrib/lint/func-length.sh" -n 100 "$REPO/lib"
+	[[ $output == *"lib/"*"/"*".c:"* ]]
 }
 
 @test "every header compiles on its own, and the lint check catches one that does not" {
@@ -66,6 +75,11 @@ long_function() {
 	run -1 "$REPO/contrib/lint/layers.sh" "$WORK/lib"
 	[[ $output == *"include circle: "*"sandbox -> "*"snap"* ]]
 	[[ $output != *"is above"* ]]
+	# an include by path, which the include path would not stop
+	printf '#include "../life/sandbox.h"\n' >> "$WORK/lib/store/layer.c"
+	run -1 "$REPO/contrib/lint/layers.sh" "$WORK/lib"
+	[[ $output == *'store/layer.c includes "../life/sandbox.h": include lib/ headers by name'* ]]
+	cp "$REPO/lib/store/layer.c" "$WORK/lib/store/layer.c"
 	# a file outside the layer folders
 	cp "$REPO/lib/life/sandbox.c" "$WORK/lib/life/sandbox.c"
 	printf 'int x;\n' > "$WORK/lib/stray.c"
@@ -76,8 +90,9 @@ long_function() {
 @test "the build refuses an include that points up" {
 	mkdir "$WORK/tree"
 	cp -r "$REPO/lib" "$REPO/Makefile" "$WORK/tree/"
-	run -0 make -s -C "$WORK/tree" build/rel/lib/core/util.o
+	# the plain build, whatever the suite runs under (make check SANITIZE=1)
+	MAKEFLAGS='' run -0 make -s -C "$WORK/tree" SANITIZE= build/rel/lib/core/util.o
 	printf '#include "snapshot.h"\n' >> "$WORK/tree/lib/core/util.c"
-	run -2 make -s -C "$WORK/tree" build/rel/lib/core/util.o
+	MAKEFLAGS='' run -2 make -s -C "$WORK/tree" SANITIZE= build/rel/lib/core/util.o
 	[[ $output == *"snapshot.h: No such file or directory"* ]]
 }

@@ -5,7 +5,7 @@
 # line), the body's braces at column 0. Prints "file:line name N lines" for
 # each, from the name's line to the closing brace, and exits 1 if any.
 #
-# usage: contrib/lint/func-length.sh [-n MAX] DIR|FILE...
+# usage: contrib/lint/func-length.sh [-n MAX] DIR|FILE...  (a DIR: every *.c below it)
 set -eu
 
 max=150
@@ -28,9 +28,13 @@ esac
 files=()
 for arg in "$@"; do
 	if [ -d "$arg" ]; then
-		for f in "$arg"/*.c; do
-			[ -e "$f" ] && files+=("$f")
-		done
+		# Every C file below it (lib/'s layers are folders).
+		mapfile -t found < <(find "$arg" -name '*.c' -type f | sort)
+		if [ ${#found[@]} -eq 0 ]; then
+			echo "func-length.sh: $arg: no C files" >&2
+			exit 66
+		fi
+		files+=("${found[@]}")
 	elif [ -f "$arg" ]; then
 		files+=("$arg")
 	else

@@ -3,20 +3,28 @@
 # The library's house rules, from its #include lines (make lint):
 #  - the folders of lib/ are layers, bottom first: core store host tier life;
 #    a file includes headers of its own folder and the folders below it only;
-#  - no include circle between modules (a module is X.c with X.h) in lib/.
+#  - no include circle between modules (a module is X.c with X.h) in lib/;
+#  - headers are included by name ("x.h"), never by a path the rules miss.
 # Usage: contrib/lint/layers.sh [LIBDIR]   (default lib). Exit 1 naming each break.
 set -eu
 lib=${1:-lib}
 layers="core store host tier life"
+# Each header's folder, found once: "NAME FOLDER" lines.
+headers=$(find "$lib" -name '*.h' | sed 's|.*/\([^/]*\)/\([A-Za-z0-9_]*\)\.h$|\2 \1|')
 find "$lib" -name '*.[ch]' | sort | while read -r f; do
 	dir=$(basename "$(dirname "$f")")
 	printf '%s %s - - -\n' "$f" "$dir"
+	# An include by path would pass the include-path rule: headers by name only.
+	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\/[^"]*\)".*/\1/p' "$f" |
+		while read -r inc; do
+			printf '%s %s - /PATH %s\n' "$f" "$dir" "$inc"
+		done
 	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([A-Za-z0-9_]*\)\.h".*/\1/p' "$f" |
 		while read -r inc; do
-			h=$(find "$lib" -name "$inc.h" | head -n 1)
-			[ -n "$h" ] || continue
-			printf '%s %s %s %s\n' "$f" "$dir" "$(basename "$f" | sed 's/\.[ch]$//')" \
-			    "$(basename "$(dirname "$h")") $inc"
+			todir=$(printf '%s\n' "$headers" | awk -v h="$inc" '$1 == h { print $2; exit }')
+			[ -n "$todir" ] || continue
+			from=${f##*/}
+			printf '%s %s %s %s %s\n' "$f" "$dir" "${from%.[ch]}" "$todir" "$inc"
 		done
 done | awk -v layers="$layers" '
 BEGIN { n = split(layers, L, " "); for (i = 1; i <= n; i++) rank[L[i]] = i }
@@ -28,6 +36,11 @@ BEGIN { n = split(layers, L, " "); for (i = 1; i <= n; i++) rank[L[i]] = i }
 	}
 	if (to == "-")
 		next
+	if (todir == "/PATH") {
+		printf "%s includes \"%s\": include lib/ headers by name, not by path\n", file, to
+		bad = 1
+		next
+	}
 	if (rank[todir] > rank[dir]) {
 		printf "%s includes %s.h: %s is above %s\n", file, to, todir, dir; bad = 1
 	}

@@ -2,6 +2,7 @@
 /* Documents: YAML/JSON parsed by libyaml into positioned trees, and written back. */
 #include <math.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,24 @@ sbx_node_get(const struct sbx_node *map, const char *key)
 		if (strcmp(map->kids[i]->str, key) == 0)
 			return map->kids[i + 1];
 	return NULL;
+}
+
+struct sbx_node *
+sbx_node_scalar_copy(const struct sbx_node *n)
+{
+	return n->plain ? sbx_node_raw(n->str) : sbx_node_str(n->str);
+}
+
+int
+sbx_node_err(struct sbx_err *e, const char *name, const struct sbx_node *n, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: %s", name, n->line, n->col, msg);
 }
 
 /* Parsing */

@@ -53,6 +53,11 @@ struct sbx_node *sbx_node_bool(int v);
 int sbx_node_add(struct sbx_node *parent, const char *key, struct sbx_node *v);
 /* The value under key in a MAP, or NULL. */
 struct sbx_node *sbx_node_get(const struct sbx_node *map, const char *key);
+/* A copy of a scalar, plain or quoted as it was; NULL: out of memory. */
+struct sbx_node *sbx_node_scalar_copy(const struct sbx_node *n);
+/* Exit 65 naming the document and n's place in it: "NAME:LINE:COL: message". */
+int sbx_node_err(struct sbx_err *e, const char *name, const struct sbx_node *n,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Write the tree to f as a YAML block document or as one line of JSON. */
 int sbx_doc_emit(FILE *f, const struct sbx_node *root, enum sbx_format fmt);

@@ -161,13 +161,11 @@ ids_from_docs(const char *name, const char *buf, size_t len, const char *const *
 			;
 		if (v == NULL) {
 			keys_text(keys, want, sizeof want);
-			sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: the document has no %s", name,
-			    docs[i]->line, docs[i]->col, want);
+			sbx_node_err(e, name, docs[i], "the document has no %s", want);
 			goto out;
 		}
 		if (v->type != SBX_SCALAR || sbx_id_check(v->str, e) == -1) {
-			sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: %s is not an ID", name, v->line,
-			    v->col, keys[k]);
+			sbx_node_err(e, name, v, "%s is not an ID", keys[k]);
 			goto out;
 		}
 		if (ids_add(ids, v->str, strlen(v->str), e) == -1)

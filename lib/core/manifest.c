@@ -3,7 +3,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +15,7 @@
 #include "util.h"
 
 enum ftype { F_STR, F_INT, F_NUM, F_BOOL, F_MAP, F_STRV, F_MOUNTS, F_TMPFS, F_ENV, F_USER,
-	F_PORTS, F_STATUS, F_TIER };
+	F_PORTS, F_STATUS, F_TIER, F_TIER_OLD };
 
 typedef int (*check_fn)(const char *s, char *why, size_t size);
 
@@ -70,7 +69,7 @@ check_abs_path(const char *s, char *why, size_t size)
 }
 
 int
-sbx_path_normal(const char *s)
+sbx_manifest_path_normal(const char *s)
 {
 	char why[256];
 
@@ -224,7 +223,7 @@ check_user(const char *s, char *why, size_t size)
 {
 	unsigned u, g;
 
-	if (sbx_user_parse(s, &u, &g) == 0)
+	if (sbx_manifest_user_parse(s, &u, &g) == 0)
 		return 0;
 	snprintf(why, size, "user must be UID or UID:GID with numbers from 0 to 65535, not '%.40s'",
 	    s);
@@ -246,7 +245,7 @@ check_env_key(const char *s, char *why, size_t size)
 }
 
 int
-sbx_user_parse(const char *s, unsigned *uid, unsigned *gid)
+sbx_manifest_user_parse(const char *s, unsigned *uid, unsigned *gid)
 {
 	char *end;
 	unsigned long u, g;
@@ -341,6 +340,19 @@ static const struct field rt_fields[] = {
 	{ "namespace", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "oci", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "microvm", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	/* Where a build before the tiers' keys wrote the namespace tier's
+	 * state: read into runtime_state.namespace, written there. */
+	{ "pid", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "start_ticks", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "uid_base", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "gid_base", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "id_count", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "cgroup", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "rootless", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "skeleton", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "net_addr", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "relay_pid", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "relay_start_ticks", F_TIER_OLD, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	END
 };
 
@@ -382,21 +394,8 @@ struct ctx {
 	struct sbx_err *e;
 };
 
-static int
-nerr(struct ctx *c, const struct sbx_node *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int
-nerr(struct ctx *c, const struct sbx_node *n, const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return sbx_err_set(c->e, SBX_EX_DATAERR, "%s:%d:%d: %s", c->name, n->line, n->col, msg);
-}
+/* Exit 65 at n's place in the document. */
+#define nerr(c, n, ...) sbx_node_err((c)->e, (c)->name, (n), __VA_ARGS__)
 
 static int
 is_null(const struct sbx_node *n)
@@ -670,11 +669,14 @@ parse_tier(struct ctx *c, const struct sbx_node *v, const char *key, struct sbx_
 		const struct sbx_node *val = v->kids[i + 1];
 		struct sbx_node *n;
 
-		if (want(c, val, SBX_SCALAR, v->kids[i]->str) == -1) {
+		char name[128];
+
+		snprintf(name, sizeof name, "runtime_state.%s.%s", key, v->kids[i]->str);
+		if (want(c, val, SBX_SCALAR, name) == -1) {
 			sbx_node_free(copy);
 			return -1;
 		}
-		n = val->plain ? sbx_node_raw(val->str) : sbx_node_str(val->str);
+		n = sbx_node_scalar_copy(val);
 		if (n == NULL || sbx_node_add(copy, v->kids[i]->str, n) == -1) {
 			sbx_node_free(copy);
 			return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
@@ -682,6 +684,26 @@ parse_tier(struct ctx *c, const struct sbx_node *v, const char *key, struct sbx_
 	}
 	snprintf(m->rt.tier, sizeof m->rt.tier, "%s", key);
 	m->rt.tier_state = copy;
+	return 0;
+}
+
+static int
+parse_tier_old(struct ctx *c, const struct sbx_node *v, const char *key, struct sbx_manifest *m)
+{
+	if (want(c, v, SBX_SCALAR, key) == -1)
+		return -1;
+	if (m->rt.tier_state != NULL && strcmp(m->rt.tier, "namespace") != 0)
+		return nerr(c, v, "runtime_state: %s and %s: one tier's state only", m->rt.tier,
+		    "namespace");
+	if (m->rt.tier_state == NULL) {
+		if ((m->rt.tier_state = sbx_node_new(SBX_MAP)) == NULL)
+			return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
+		snprintf(m->rt.tier, sizeof m->rt.tier, "namespace");
+	}
+	if (sbx_node_get(m->rt.tier_state, key) != NULL)
+		return nerr(c, v, "runtime_state: %s twice", key);
+	if (sbx_node_add(m->rt.tier_state, key, sbx_node_scalar_copy(v)) == -1)
+		return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
 	return 0;
 }
 
@@ -761,6 +783,8 @@ parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, stru
 		return parse_env(c, v, m);
 	case F_TIER:
 		return parse_tier(c, v, f->key, m);
+	case F_TIER_OLD:
+		return parse_tier_old(c, v, f->key, m);
 	}
 	return 0;
 }
@@ -870,7 +894,10 @@ rt_get(const struct sbx_manifest *m, const char *key)
 {
 	const struct sbx_node *v;
 
-	if (m->rt.tier_state == NULL || (v = sbx_node_get(m->rt.tier_state, key)) == NULL ||
+	/* Only the sandbox's own tier's state is read as its. */
+	if (m->rt.tier_state == NULL ||
+	    strcmp(m->rt.tier, m->isolation_level ? m->isolation_level : "namespace") != 0 ||
+	    (v = sbx_node_get(m->rt.tier_state, key)) == NULL ||
 	    v->type != SBX_SCALAR || (v->plain && strcmp(v->str, "null") == 0))
 		return NULL;
 	return v;
@@ -916,12 +943,19 @@ rt_put(struct sbx_manifest *m, const char *key, struct sbx_node *v)
 	if (t == NULL) {
 		if (v == NULL)
 			return 0;
+		const char *level = m->isolation_level ? m->isolation_level : "namespace";
+
+		/* A map only under a tier's key (never "auto": defaults resolve it). */
+		if (strcmp(level, "namespace") != 0 && strcmp(level, "oci") != 0 &&
+		    strcmp(level, "microvm") != 0) {
+			sbx_node_free(v);
+			return -1;
+		}
 		if ((t = m->rt.tier_state = sbx_node_new(SBX_MAP)) == NULL) {
 			sbx_node_free(v);
 			return -1;
 		}
-		snprintf(m->rt.tier, sizeof m->rt.tier, "%s",
-		    m->isolation_level ? m->isolation_level : "namespace");
+		snprintf(m->rt.tier, sizeof m->rt.tier, "%s", level);
 	}
 	for (i = 0; i < t->n; i += 2) {
 		if (strcmp(t->kids[i]->str, key) != 0)
@@ -1275,10 +1309,11 @@ tree_field(const struct sbx_manifest *m, const struct field *f)
 		    (n = sbx_node_new(SBX_MAP)) == NULL)
 			return NULL;
 		for (i = 0; i < t->n; i += 2)
-			sbx_node_add(n, t->kids[i]->str, t->kids[i + 1]->plain ?
-			    sbx_node_raw(t->kids[i + 1]->str) : sbx_node_str(t->kids[i + 1]->str));
+			sbx_node_add(n, t->kids[i]->str, sbx_node_scalar_copy(t->kids[i + 1]));
 		return n;
 	}
+	case F_TIER_OLD:
+		return NULL;    /* written under the tier's key */
 	}
 	return NULL;
 }

@@ -119,8 +119,9 @@ struct sbx_manifest {
 /*
  * The tier's own runtime state (runtime_state.<tier>), by key: an integer
  * (SBX_UNSET_INT when absent or not one), a string (NULL when absent), a
- * boolean (0 when absent). Setting makes the map, under m's isolation_level,
- * on first use; a NULL string removes the key. -1: out of memory.
+ * boolean (0 when absent); only the map of m's own isolation_level is read.
+ * Setting makes that map on first use; a NULL string removes the key. -1:
+ * out of memory, or an isolation_level that is not a tier's.
  */
 long long sbx_rt_int(const struct sbx_manifest *m, const char *key);
 const char *sbx_rt_str(const struct sbx_manifest *m, const char *key);
@@ -159,8 +160,8 @@ void sbx_trace_free(struct sbx_trace *t);
 /* Does a rootfs value name a snapshot (not "host", not a directory)? */
 int sbx_manifest_rootfs_is_snapshot(const char *rootfs);
 /* Is s an absolute, normalized path (no ".", "..", "//", trailing "/")? */
-int sbx_path_normal(const char *s);
+int sbx_manifest_path_normal(const char *s);
 /* Parse "UID[:GID]". */
-int sbx_user_parse(const char *s, unsigned *uid, unsigned *gid);
+int sbx_manifest_user_parse(const char *s, unsigned *uid, unsigned *gid);
 
 #endif

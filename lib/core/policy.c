@@ -138,20 +138,8 @@ struct pctx {
 	struct sbx_err *e;
 };
 
-static int perr(struct pctx *c, const struct sbx_node *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int
-perr(struct pctx *c, const struct sbx_node *n, const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return sbx_err_set(c->e, SBX_EX_DATAERR, "%s:%d:%d: %s", c->name, n->line, n->col, msg);
-}
+/* Exit 65 at n's place in the policy. */
+#define perr(c, n, ...) sbx_node_err((c)->e, (c)->name, (n), __VA_ARGS__)
 
 static int
 is_null(const struct sbx_node *n)

@@ -26,7 +26,8 @@ int sbx_net_check(const struct sbx_store *s, const struct sbx_manifest *m, struc
 /* Before the root filesystem is made: pin host names (m->rt.egress_pins). */
 int sbx_net_prepare(struct sbx_manifest *m, struct sbx_err *e);
 /* After init (pid) is cloned and before it goes on: lease, veth pair,
- * addresses, relay, rules. Fills m->rt.net_addr and the relay's PID. */
+ * addresses, relay, rules. Keeps the veth's net_addr and the relay's
+ * relay_pid and relay_start_ticks in the tier's runtime state (sbx_rt_*). */
 int sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid,
     struct sbx_err *e);
 /* Remove the rules, the veth (if the kernel has not), the relay and the lease. */

@@ -457,7 +457,8 @@ sbx_remote_retain(const struct sbx_store *s, sbx_snapshot_users_fn users, const 
 		names_free(&layers);
 		return -1;
 	}
-	sbx_snapshot_set_choose(&a, s, users, keep_last, max_age_s, start);
+	if (sbx_snapshot_set_choose(&a, s, users, keep_last, max_age_s, start, e) == -1)
+		goto out;
 	for (i = 0; i < a.n; i++) {
 		if (a.keep[i])
 			continue;

@@ -284,7 +284,7 @@ parse_doc(const char *name, const char *buf, size_t len, int lenient, struct sbx
 		sbx_err_prefix(e, "%s", name);
 		goto out;
 	}
-	if (strcmp(sn->base_rootfs, "host") != 0 && !sbx_path_normal(sn->base_rootfs)) {
+	if (strcmp(sn->base_rootfs, "host") != 0 && !sbx_manifest_path_normal(sn->base_rootfs)) {
 		sbx_err_set(e, SBX_EX_DATAERR, "%s: base_rootfs must be host or an absolute, "
 		    "normalized path (no '.', '..' or '//')", name);
 		goto out;
@@ -1306,24 +1306,30 @@ collect(const struct sbx_store *s, const struct sbx_snap_set *a, int dry_run,
  * other snapshot: its metadata lists every layer of its chain, and the
  * layers stay while any kept snapshot names them (collect).
  */
-static void
-keep_live(const struct sbx_store *s, sbx_snapshot_users_fn users, struct sbx_snap_set *a)
+static int
+keep_live(const struct sbx_store *s, sbx_snapshot_users_fn users, struct sbx_snap_set *a,
+    struct sbx_err *e)
 {
 	struct sbx_snapshot_users u = { { NULL, 0 }, { NULL, 0 } };
 	size_t i;
 	long k;
 
-	if (s == NULL || users == NULL || users(s, &u, NULL) == -1)
-		return;
+	if (s == NULL || users == NULL)
+		return 0;
+	/* Not knowing who stands on what removes nothing. */
+	if (users(s, &u, e) == -1)
+		return sbx_err_prefix(e, "which snapshots live sandboxes stand on");
 	for (i = 0; i < u.root.n; i++)
 		if ((k = sbx_snapshot_set_find(a, u.root.v[i])) >= 0 && !a->keep[k])
 			a->keep[k] = 2;
 	sbx_snapshot_users_free(&u);
+	return 0;
 }
 
-void
+int
 sbx_snapshot_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
-    sbx_snapshot_users_fn users, long long keep_last, double max_age_s, double now)
+    sbx_snapshot_users_fn users, long long keep_last, double max_age_s, double now,
+    struct sbx_err *e)
 {
 	size_t i, k;
 	double t;
@@ -1344,7 +1350,7 @@ sbx_snapshot_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
 		if (newer < keep_last)
 			a->keep[i] = 1;
 	}
-	keep_live(live, users, a);
+	return keep_live(live, users, a, e);
 }
 
 /* Remove the snapshots not kept, then what no kept one names. */
@@ -1377,7 +1383,8 @@ sweep(const struct sbx_store *s, struct sbx_snap_set *a, int dry_run, sbx_snap_r
 
 int
 sbx_snapshot_retain(const struct sbx_store *s, sbx_snapshot_users_fn users,
-    long long keep_last, double max_age_s, int dry_run, sbx_snap_report report, void *ctx, struct sbx_err *e)
+    long long keep_last, double max_age_s, int dry_run, sbx_snap_report report, void *ctx,
+    struct sbx_err *e)
 {
 	struct sbx_snap_set a;
 	int lock, r;
@@ -1388,8 +1395,9 @@ sbx_snapshot_retain(const struct sbx_store *s, sbx_snapshot_users_fn users,
 		close(lock);
 		return -1;
 	}
-	sbx_snapshot_set_choose(&a, s, users, keep_last, max_age_s, sbx_realtime());
-	r = sweep(s, &a, dry_run, report, ctx, e);
+	r = sbx_snapshot_set_choose(&a, s, users, keep_last, max_age_s, sbx_realtime(), e);
+	if (r == 0)
+		r = sweep(s, &a, dry_run, report, ctx, e);
 	sbx_snapshot_set_free(&a);
 	close(lock);
 	return r;
@@ -1428,8 +1436,9 @@ sbx_snapshot_prune(const struct sbx_store *s, sbx_snapshot_users_fn users, const
 	}
 	for (i = a.n; i-- > 0;)
 		a.keep[i] = !automatic(&a.v[i], sid) || newer++ < keep;
-	keep_live(s, users, &a);
-	r = sweep(s, &a, 0, no_report, NULL, e);
+	r = keep_live(s, users, &a, e);
+	if (r == 0)
+		r = sweep(s, &a, 0, no_report, NULL, e);
 	sbx_snapshot_set_free(&a);
 	close(lock);
 	return r;

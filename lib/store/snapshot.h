@@ -164,8 +164,9 @@ long sbx_snapshot_set_find(const struct sbx_snap_set *a, const char *id);
 int sbx_snapshot_set_names(const struct sbx_snap_set *a, const char *hex);
 /* Retention's rules (see sbx_snapshot_retain) applied to a, with the live
  * sandboxes users lists in store live (either NULL: none) pinning the
- * snapshots they run on. */
-void sbx_snapshot_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
-    sbx_snapshot_users_fn users, long long keep_last, double max_age_s, double now);
+ * snapshots they run on. When users cannot say, -1: nothing is to go. */
+int sbx_snapshot_set_choose(struct sbx_snap_set *a, const struct sbx_store *live,
+    sbx_snapshot_users_fn users, long long keep_last, double max_age_s, double now,
+    struct sbx_err *e);
 
 #endif

@@ -46,7 +46,8 @@ struct sbx_driver {
 	const char *name;
 	/* Can this host enforce everything m asks for? Exit 69 naming what it cannot. */
 	int (*check)(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
-	/* Create the kernel objects; fill m->rt. On failure nothing is left behind. */
+	/* Create the kernel objects; keep what the tier needs later in its runtime
+	 * state (sbx_rt_set_*). On failure nothing is left behind. */
 	int (*create)(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e);
 	/* Run a command; result->status is set whenever the command was started. */
 	int (*exec)(const struct sbx_store *s, const struct sbx_manifest *m,

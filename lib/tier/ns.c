@@ -139,7 +139,7 @@ ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 		return sbx_err_set(e, SBX_EX_DATAERR, "security.no_new_privileges: false needs "
 		    "seccomp: unconfined, landlock: false and landlock_network: false (they all "
 		    "require no_new_privs)");
-	if (sbx_user_parse(m->user, &uid, &gid) == -1)
+	if (sbx_manifest_user_parse(m->user, &uid, &gid) == -1)
 		return sbx_err_set(e, SBX_EX_DATAERR, "user '%s' is not UID:GID", m->user);
 	if (s->rootless && (uid != 0 || gid != 0))
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "user %s: without root, sbx maps only "
@@ -410,7 +410,7 @@ idmapped_source(const struct sbx_store *s, const struct sbx_manifest *m, size_t 
 	struct stat st;
 	int path, uns = -1, tree = -1;
 
-	sbx_user_parse(m->user, &uid, &gid);
+	sbx_manifest_user_parse(m->user, &uid, &gid);
 	snprintf(what, sizeof what, "filesystem_mounts: host %s", m->mounts[i].host);
 	if ((path = (int)syscall(SYS_openat2, AT_FDCWD, m->mounts[i].host, &how,
 	    sizeof how)) == -1) {
@@ -1066,7 +1066,7 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 	}
 	if (ttysock != -1)
 		close(ttysock);
-	sbx_user_parse(x->user ? x->user : m->user, &uid, &gid);
+	sbx_manifest_user_parse(x->user ? x->user : m->user, &uid, &gid);
 	if ((env = build_env(m, x, uid)) == NULL) {
 		sbx_err_set(&ce.e, SBX_EX_RUNFAIL, "out of memory");
 		goto fail;
@@ -1358,7 +1358,7 @@ run_join(struct ns_run *r, struct sbx_err *e)
 	if (sbx_rt_bool(m, "rootless") && x->user != NULL) {
 		unsigned uid, gid;
 
-		if (sbx_user_parse(x->user, &uid, &gid) == 0 && (uid != 0 || gid != 0))
+		if (sbx_manifest_user_parse(x->user, &uid, &gid) == 0 && (uid != 0 || gid != 0))
 			return sbx_err_set(e, SBX_EX_RUNFAIL, "--user %s: a rootless sandbox maps "
 			    "one ID, yours (host uid %lld, gid %lld), as 0:0 inside; there is no "
 			    "user %u in it", x->user, sbx_rt_int(m, "uid_base"),

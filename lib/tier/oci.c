@@ -200,7 +200,7 @@ oci_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_er
 	if (m->security.no_new_privileges == 0 && strcmp(m->security.seccomp, "unconfined"))
 		return sbx_err_set(e, SBX_EX_DATAERR, "security.no_new_privileges: false needs "
 		    "seccomp: unconfined (a filter without it needs CAP_SYS_ADMIN)");
-	if (sbx_user_parse(m->user, &uid, &gid) == -1)
+	if (sbx_manifest_user_parse(m->user, &uid, &gid) == -1)
 		return sbx_err_set(e, SBX_EX_DATAERR, "user '%s' is not UID:GID", m->user);
 	return 0;
 }

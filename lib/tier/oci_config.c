@@ -152,7 +152,7 @@ process(struct sbx_node *cfg, const struct sbx_manifest *m)
 	struct sbx_node *proc = put(cfg, "process", sbx_node_new(SBX_MAP)), *user, *rl, *r;
 	unsigned uid = 0, gid = 0;
 
-	sbx_user_parse(m->user, &uid, &gid);
+	sbx_manifest_user_parse(m->user, &uid, &gid);
 	if (put(proc, "terminal", sbx_node_bool(0)) == NULL ||
 	    (user = put(proc, "user", sbx_node_new(SBX_MAP))) == NULL ||
 	    put(user, "uid", sbx_node_int(uid)) == NULL ||

@@ -210,7 +210,7 @@ run_start(struct oci_run *r, const struct sbx_exec *x, struct sbx_exec_result *r
 	size_t n_env = 0;
 	pid_t pid;
 
-	sbx_user_parse(x->user ? x->user : r->m->user, &uid, &gid);
+	sbx_manifest_user_parse(x->user ? x->user : r->m->user, &uid, &gid);
 	snprintf(user, sizeof user, "%u:%u", uid, gid);
 	if ((env = build_env(r->m, x, uid, &n_env, &pool)) == NULL)
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "out of memory");

@@ -116,10 +116,10 @@ main(void)
 	    strstr(e.msg, "larger than 1 MiB") != NULL, "manifest: 1 MiB cap");
 	free(buf);
 
-	ok(sbx_user_parse("1000:100", &u, &g) == 0 && u == 1000 && g == 100, "user: UID:GID");
-	ok(sbx_user_parse("7", &u, &g) == 0 && u == 7 && g == 7, "user: UID alone");
-	ok(sbx_user_parse("65536", &u, &g) == -1 && sbx_user_parse("1:", &u, &g) == -1 &&
-	    sbx_user_parse("-1", &u, &g) == -1, "user: out of range and malformed");
+	ok(sbx_manifest_user_parse("1000:100", &u, &g) == 0 && u == 1000 && g == 100, "user: UID:GID");
+	ok(sbx_manifest_user_parse("7", &u, &g) == 0 && u == 7 && g == 7, "user: UID alone");
+	ok(sbx_manifest_user_parse("65536", &u, &g) == -1 && sbx_manifest_user_parse("1:", &u, &g) == -1 &&
+	    sbx_manifest_user_parse("-1", &u, &g) == -1, "user: out of range and malformed");
 	ok(sbx_id_valid("sbx-a1b2c3d4") && sbx_id_valid("job-42.step_1") && !sbx_id_valid("..") &&
 	    !sbx_id_valid(".x") && !sbx_id_valid("a/b") && !sbx_id_valid("") &&
 	    !sbx_id_valid("0123456789012345678901234567890123456789012345678901234567890123456"),
@@ -144,8 +144,25 @@ main(void)
 	sbx_manifest_free(&m);
 	ok(fails_at("runtime_state: {namespace: {pid: 1}, oci: {pid: 2}}", "t.yaml:1:"),
 	    "runtime_state: two tiers' state is refused");
+	ok(parse("isolation_level: oci\nruntime_state: {namespace: {pid: 42}}", &m, &e) == 0 &&
+	    sbx_rt_int(&m, "pid") == SBX_UNSET_INT, "runtime_state: another tier's map is not read");
+	sbx_manifest_free(&m);
 	ok(fails_at("runtime_state: {namespace: {pid: [1]}}", "t.yaml:1:"),
 	    "runtime_state: a tier's value that is not a scalar is refused");
+	/* A state document of a build before the tiers' keys: read, written anew. */
+	ok(parse("runtime_state: {pid: 42, uid_base: 100000, cgroup: \"1:cpu=/a\", "
+	    "watchdog_pid: 7}", &m, &e) == 0 && sbx_rt_int(&m, "pid") == 42 &&
+	    sbx_rt_int(&m, "uid_base") == 100000 && m.rt.watchdog_pid == 7 &&
+	    strcmp(m.rt.tier, "namespace") == 0, "runtime_state: an earlier build's keys (%s)",
+	    e.msg);
+	a = emit(&m, SBX_FMT_YAML);
+	ok(strstr(a, "  namespace:\n    pid: 42\n    uid_base: 100000\n") != NULL,
+	    "runtime_state: an earlier build's keys are written under the tier's");
+	free(a);
+	sbx_manifest_free(&m);
+	ok(fails_at("runtime_state: {pid: 1, oci: {pid: 2}}", "t.yaml:1:"),
+	    "runtime_state: an earlier build's keys with another tier's are refused");
+
 	sbx_manifest_init(&m);
 	m.isolation_level = strdup("namespace");
 	ok(sbx_rt_set_int(&m, "pid", 9) == 0 && strcmp(m.rt.tier, "namespace") == 0,

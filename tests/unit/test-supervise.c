@@ -80,13 +80,6 @@ run(int what, struct sbx_supervise *set, struct sbx_trace *t, int *ret)
 	return status;
 }
 
-static void
-trace_free(struct sbx_trace *t)
-{
-	free(t->start_time);
-	free(t->kill_reason);
-}
-
 int
 main(void)
 {
@@ -96,10 +89,10 @@ main(void)
 
 	ok(run(EXIT3, NULL, &t, &r) == 3 && r == 0 && t.exit_code == 3 && t.kill_reason == NULL &&
 	    t.start_time != NULL && t.elapsed_s >= 0, "an exit status passes through");
-	trace_free(&t);
+	sbx_trace_free(&t);
 	ok(run(SIGNAL_SELF, NULL, &t, &r) == 128 + SIGUSR1 && t.signal == SIGUSR1 &&
 	    t.exit_code == SBX_UNSET_INT, "a signal is 128+N");
-	trace_free(&t);
+	sbx_trace_free(&t);
 
 	sbx_supervise_init(&set);
 	set.timeout_s = 0.05;
@@ -108,28 +101,28 @@ main(void)
 	    strcmp(t.kill_reason, "timeout") == 0 && t.elapsed_s >= 0.05,
 	    "at the timeout, SIGKILL and 124");
 	ok(kill_all_calls == 1, "kill_all before the SIGKILL");
-	trace_free(&t);
+	sbx_trace_free(&t);
 	set.kill_after_s = 30;
 	ok(run(TERM_EXITS, &set, &t, &r) == SBX_EX_TIMEOUT && t.timed_out && t.exit_code == 9,
 	    "with a grace, SIGTERM first: the command's handler ran");
 	ok(kill_all_calls == 1, "no kill_all for a SIGTERM");
-	trace_free(&t);
+	sbx_trace_free(&t);
 	set.kill_after_s = 0.05;
 	ok(run(IGNORE_TERM, &set, &t, &r) == SBX_EX_TIMEOUT && t.signal == SIGKILL &&
 	    t.elapsed_s >= 0.1, "SIGKILL after the grace for a command that ignores SIGTERM");
-	trace_free(&t);
+	sbx_trace_free(&t);
 
 	sbx_supervise_init(&set);
 	set.timeout_s = 30;
 	set.lifetime_s = 0.05;
 	ok(run(HANG, &set, &t, &r) == 128 + SIGKILL && !t.timed_out &&
 	    strcmp(t.kill_reason, "wall-clock") == 0, "the lifetime before the timeout: 137");
-	trace_free(&t);
+	sbx_trace_free(&t);
 
 	sbx_supervise_init(&set);
 	set.failed = say_failed;
 	ok(run(EXIT3, &set, &t, &r) == SBX_EX_NOTFOUND && r == -1 && t.exit_code == SBX_EX_NOTFOUND &&
 	    failed_calls == 1, "the tier's failure is the status, and -1");
-	trace_free(&t);
+	sbx_trace_free(&t);
 	return done_testing();
 }
