@@ -3,6 +3,7 @@
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec/sbx
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
@@ -22,7 +23,7 @@ inc_host := -Ilib/host $(inc_store)
 inc_tier := -Ilib/tier $(inc_host)
 inc_life := -Ilib/life $(inc_tier)
 ALL_INC := $(LAYERS:%=-Ilib/%)
-SBX_CFLAGS := -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' \
+SBX_CFLAGS := -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -DSBX_LIBEXEC='"$(LIBEXECDIR)"' \
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wno-format-truncation \
 	-fstack-protector-strong -fstack-clash-protection -fPIE -pthread
 SBX_LDFLAGS := -pthread -pie -Wl,-z,relro,-z,now,-z,noexecstack
@@ -52,7 +53,9 @@ FUZZ_SECONDS ?= 30
 HOSTILE := $(patsubst tests/hostile/%.c,$(B)/hostile/%,$(wildcard tests/hostile/*.c)) \
 	$(patsubst tests/hostile/%.sh,$(B)/hostile/%.sh,$(wildcard tests/hostile/*.sh))
 
-all: $(BINS) $(MANS)
+GUEST := $(B)/libexec/sbx-guest-exec
+
+all: $(BINS) $(GUEST) $(MANS)
 
 $(B)/lib/%.o: lib/%.c $(LIB_H)
 	@mkdir -p $(@D)
@@ -68,6 +71,11 @@ $(B)/bin/%: cmd/%.c $(B)/libsbx.a $(LIB_H)
 $(B)/unit/%: tests/unit/%.c $(B)/libsbx.a $(LIB_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(ALL_INC) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
+
+# Run inside gVisor sandboxes: static, as their root may have no C library.
+$(GUEST): cmd/sbx-guest-exec.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -static -o $@ $<
 
 # Hostile programs, run inside sandboxes by tests/35-hostile.bats.
 $(B)/hostile/%: tests/hostile/%.c
@@ -120,6 +128,7 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory all $(UNITS) $(FUZZ_REPLAY) $(HOSTILE)
 	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_UNIT=$(CURDIR)/$(B)/unit SBX_REPLAY=$(CURDIR)/$(B)/replay \
+		SBX_LIBEXEC=$(CURDIR)/$(B)/libexec \
 		SBX_HOSTILE=$(CURDIR)/$(B)/hostile SBX_SANITIZE=$(SANITIZE) tests/run $(TESTS)
 
 demo: deps
@@ -130,7 +139,8 @@ bench: deps
 	@contrib/install-deps.sh bench
 	@contrib/install-deps.sh s3
 	@$(MAKE) --no-print-directory all $(B)/bench/floor
-	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_FLOOR=$(CURDIR)/$(B)/bench/floor tests/bench/run
+	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_LIBEXEC=$(CURDIR)/$(B)/libexec \
+		SBX_FLOOR=$(CURDIR)/$(B)/bench/floor tests/bench/run
 
 $(B)/bench/floor: tests/bench/floor.c
 	@mkdir -p $(@D)
@@ -165,6 +175,8 @@ install: all
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
 		$(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(DATADIR)/sbx/manifests
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(LIBEXECDIR)
+	install -m 755 $(GUEST) $(DESTDIR)$(LIBEXECDIR)
 	install -m 644 manifests/* $(DESTDIR)$(DATADIR)/sbx/manifests
 	for m in $(MANS); do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
 	install -m 644 completions/sbx.bash $(DESTDIR)$(BASHCOMPDIR)/sbx
@@ -176,6 +188,8 @@ uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(BASHCOMPDIR)/$$p; done
 	for m in $(MANS); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
 	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_sbx $(DESTDIR)$(FISHCOMPDIR)/sbx.fish
+	rm -f $(DESTDIR)$(LIBEXECDIR)/sbx-guest-exec
+	rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
 	rm -rf $(DESTDIR)$(DATADIR)/sbx/manifests
 	rmdir $(DESTDIR)$(DATADIR)/sbx 2>/dev/null || true
 

@@ -13,10 +13,18 @@
 
 /* The roots' mount points, empty directories the container's root can walk. */
 #define OCI_MNT "/run/sbx-oci"
+/* Inside a runsc sandbox: sbx-guest-exec (exec) and the seccomp program
+ * (seccomp) it loads before each run's command. */
+#define OCI_GUEST "/dev/.sbx"
+
+enum oci_kind { OCI_RUNC, OCI_CRUN, OCI_RUNSC, OCI_KATA };
 
 /* Where a sandbox's runtime and files are. */
 struct oci_paths {
+	enum oci_kind kind;     /* runtime_state.oci.runtime */
 	char runtime[1100];     /* the runtime's binary (runtime_state.oci.runtime_path) */
+	char platform_flag[32]; /* runsc: --platform=... (runtime_state.oci.platform) */
+	char network_flag[32];  /* runsc: --network=none or host */
 	char root[1100];        /* its --root: the state root's oci/ */
 	char bundle[1200];      /* the sandbox's directory's bundle/ (config.json) */
 	char log[1300];         /* the runtime's JSON log of create and start */
@@ -27,10 +35,28 @@ struct oci_paths {
 
 int oci_paths(const struct sbx_store *s, const struct sbx_manifest *m, struct oci_paths *p,
     struct sbx_err *e);
-/* Run runtime [--root root] args...: its exit status (128+N for a signal, -1:
- * it could not run); its stdout into out, stderr into err (either NULL). */
-int oci_call(const char *runtime, const char *root, const char *const *args, char *out,
-    size_t outsz, char *err, size_t errsz);
+
+/* oci_runtime.c: the runtimes and how each is called */
+extern char *const oci_runtime_env[];
+const char *oci_kind_name(enum oci_kind k);
+int oci_kind_parse(const char *name);
+/* A runtime by name in the system's directories: 0 and its path, or -1. */
+int oci_find(const char *name, char *path, size_t size);
+/* The runtime the manifest names (want): p->runtime and p->kind, or 69. */
+int oci_runtime(const char *want, struct oci_paths *p, struct sbx_err *e);
+/* gVisor's platform on this host: "kvm" where /dev/kvm opens, else "ptrace". */
+const char *oci_runsc_platform(void);
+/* The runtime's argv up to its command: binary, --root (if p->root is set),
+ * its own global flags; NULL-terminated, returns how many (cap >= 8). */
+size_t oci_argv(const struct oci_paths *p, const char **v, size_t cap);
+/* In a child about to exec the runtime: what the runtime needs to see of the
+ * host (crun: the cgroup2 mount covered, in a mount namespace of its own,
+ * made here unless unshared). 0, or -1 with errno. */
+int oci_child_prepare(const struct oci_paths *p, int unshared);
+/* Run the runtime with args: its exit status (128+N for a signal, -1: it
+ * could not run); its stdout into out, stderr into err (either NULL). */
+int oci_call(const struct oci_paths *p, const char *const *args, char *out, size_t outsz,
+    char *err, size_t errsz);
 /* The same for a sandbox's runtime and root: 0, or 71 with what it said. */
 int oci_do(const struct oci_paths *p, const char *const *args, char *out, size_t outsz,
     struct sbx_err *e);
@@ -41,9 +67,12 @@ void oci_log_error(const char *log, char *msg, size_t size);
 int oci_write_config(const struct sbx_store *s, const struct sbx_manifest *m,
     const struct sbx_lowers *lw, const struct oci_paths *p, const char *cgpath,
     struct sbx_err *e);
-/* Mount the root (a mount namespace of its own) and `runc create` there. */
+/* Mount the root (a mount namespace of its own) and have the runtime create
+ * the container there, or with ckpt set restore it from that checkpoint
+ * (runsc: restore --detach, which starts it). */
 int oci_make(const struct sbx_store *s, const struct sbx_manifest *m,
-    const struct sbx_lowers *lw, const struct oci_paths *p, struct sbx_err *e);
+    const struct sbx_lowers *lw, const struct oci_paths *p, const char *ckpt,
+    struct sbx_err *e);
 /* The container's init is the last the memory limit's OOM killer takes. */
 void oci_protect_init(pid_t pid);
 /* Kill and delete the container, its cgroup and bundle; missing ones are fine. */

@@ -76,7 +76,8 @@ covered(const struct sbx_manifest *m, const char *guest)
 
 /* /proc, a small /dev, the host's system directories (rootfs host), tmpfs. */
 static int
-mounts(struct sbx_node *cfg, const struct sbx_manifest *m, const struct sbx_lowers *lw)
+mounts(struct sbx_node *cfg, const struct sbx_manifest *m, const struct sbx_lowers *lw,
+    const struct oci_paths *p)
 {
 	static const char *const dev[] = { "nosuid", "strictatime", "mode=755", "size=1024k" };
 	static const char *const pts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666",
@@ -102,6 +103,14 @@ mounts(struct sbx_node *cfg, const struct sbx_manifest *m, const struct sbx_lowe
 	for (i = 0; i < m->n_tmpfs; i++)
 		if (add_tmpfs(mt, m->tmpfs[i].guest, m->tmpfs[i].size_mb) == -1)
 			return -1;
+	/* runsc: the seccomp loader every run goes through (oci_run.c). */
+	if (p->kind == OCI_RUNSC && strcmp(m->security.seccomp, "unconfined") != 0) {
+		char src[300];
+
+		snprintf(src, sizeof src, "%s/guest", p->mnt);
+		if (add_mount(mt, OCI_GUEST, "bind", src, ro, 4) == -1)
+			return -1;
+	}
 	/* A read-only root still needs a scratch /tmp, as in the namespace tier. */
 	if (m->read_only_root && !covered(m, "/tmp") && add_tmpfs(mt, "/tmp", 64) == -1)
 		return -1;
@@ -287,8 +296,11 @@ oci_write_config(const struct sbx_store *s, const struct sbx_manifest *m,
 	if (put(cfg, "ociVersion", sbx_node_str("1.0.2")) == NULL || process(cfg, m) == -1 ||
 	    (root = put(cfg, "root", sbx_node_new(SBX_MAP))) == NULL ||
 	    put(root, "path", sbx_node_str(p->rootfs)) == NULL ||
-	    put(root, "readonly", sbx_node_bool(m->read_only_root != 0)) == NULL ||
-	    put(cfg, "hostname", sbx_node_str(m->sandbox_id)) == NULL || mounts(cfg, m, lw) == -1) {
+	    /* runsc's gofer, in a user namespace, cannot remount the root
+	     * read-only over its locked nosuid and nodev: it is mounted so. */
+	    put(root, "readonly", sbx_node_bool(m->read_only_root != 0 && p->kind != OCI_RUNSC)) ==
+	    NULL ||
+	    put(cfg, "hostname", sbx_node_str(m->sandbox_id)) == NULL || mounts(cfg, m, lw, p) == -1) {
 		sbx_node_free(cfg);
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -73,29 +74,28 @@ build_env(const struct sbx_manifest *m, const struct sbx_exec *x, unsigned uid, 
 	return env;
 }
 
-/* runc --root R --log L --log-format json exec --pid-file F --cwd W --user U
- * [-e KV]... ID ARGV...: argv for the runc exec process (strings are the
- * caller's and env's). */
+/* RUNTIME --root R [its flags] --log L --log-format json exec --pid-file F
+ * --cwd W --user U [-e KV]... ID ARGV...: argv for the runtime's exec
+ * process (strings are the caller's and env's). runsc's pid file is the
+ * command's PID inside the sandbox (there is no host process of it). */
 static const char **
 exec_argv(struct oci_run *r, const struct sbx_exec *x, const char **env, size_t n_env,
     char *user)
 {
-	size_t n = 0, i, argc;
+	size_t n, i, argc;
 	const char **v;
 
 	for (argc = 0; x->argv[argc]; argc++)
 		;
-	if (argc + 2 * n_env > MAX_ARGS || (v = calloc(argc + 2 * n_env + 20, sizeof *v)) == NULL)
+	if (argc + 2 * n_env > MAX_ARGS || (v = calloc(argc + 2 * n_env + 32, sizeof *v)) == NULL)
 		return NULL;
-	v[n++] = r->p.runtime;
-	v[n++] = "--root";
-	v[n++] = r->p.root;
+	n = oci_argv(&r->p, v, 16);
 	v[n++] = "--log";
 	v[n++] = r->log;
 	v[n++] = "--log-format";
 	v[n++] = "json";
 	v[n++] = "exec";
-	v[n++] = "--pid-file";
+	v[n++] = r->p.kind == OCI_RUNSC ? "--internal-pid-file" : "--pid-file";
 	v[n++] = r->pidfile;
 	v[n++] = "--cwd";
 	v[n++] = x->workdir ? x->workdir : r->m->workdir;
@@ -106,6 +106,10 @@ exec_argv(struct oci_run *r, const struct sbx_exec *x, const char **env, size_t 
 		v[n++] = env[i];
 	}
 	v[n++] = r->m->sandbox_id;
+	if (r->p.kind == OCI_RUNSC && strcmp(r->m->security.seccomp, "unconfined") != 0) {
+		v[n++] = OCI_GUEST "/exec";
+		v[n++] = OCI_GUEST "/seccomp";
+	}
 	for (i = 0; i < argc; i++)
 		v[n++] = x->argv[i];
 	v[n] = NULL;
@@ -131,18 +135,28 @@ command_pid(const struct oci_run *r)
 	return strcmp(la, lb) == 0 && pid != sbx_rt_int(r->m, "pid") ? (pid_t)pid : -1;
 }
 
-/* At a deadline the command goes with runc exec, which would leave it. */
+/* At a deadline the command goes with the runtime's exec, which would leave
+ * it; under runsc it is gVisor's process, which only runsc can signal. */
 static void
 run_kill_all(void *ctx)
 {
 	struct oci_run *r = ctx;
-	pid_t pid = command_pid(r);
+	char buf[32];
+	pid_t pid;
 
-	if (pid > 0)
+	if (r->p.kind == OCI_RUNSC) {
+		const char *args[] = { "kill", "--pid", buf, r->m->sandbox_id, "KILL", NULL };
+
+		if (sbx_read_str(r->pidfile, buf, sizeof buf) > 0 && atoll(buf) > 1)
+			(void)oci_call(&r->p, args, NULL, 0, NULL, 0);
+		return;
+	}
+	if ((pid = command_pid(r)) > 0)
 		kill(pid, SIGKILL);
 }
 
-/* runc exec's own failure (status 255 and an error in its log): the command
+/* The runtime's own failure (status 255, runsc's 128, and an error in its
+ * log): the command
  * never ran; 127 not found, 126 not executable, 125 the rest. */
 static int
 run_failed(void *ctx, struct sbx_err *e)
@@ -151,45 +165,100 @@ run_failed(void *ctx, struct sbx_err *e)
 	char msg[600];
 	int ws = r->sv.wait_status;
 
-	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 255)
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != (r->p.kind == OCI_RUNSC ? 128 : 255))
 		return 0;
 	oci_log_error(r->log, msg, sizeof msg);
 	if (msg[0] == '\0')
 		return 0;
 	sbx_err_set(e, strstr(msg, "executable file not found") || strstr(msg, "no such file") ?
 	    SBX_EX_NOTFOUND : strstr(msg, "permission denied") ? SBX_EX_NOEXEC : SBX_EX_RUNFAIL,
-	    "runc exec %s: %s", r->m->sandbox_id, msg);
+	    "%s exec %s: %s", oci_kind_name(r->p.kind), r->m->sandbox_id, msg);
 	return 1;
 }
 
+/*
+ * gVisor writes a regular file given as stdout or stderr at the offset it
+ * keeps itself, from where it found it: a second run's output lands on the
+ * first's. Appending is what the caller's file would get from runc or the
+ * namespace tier (output written after what is there), so it is asked for.
+ */
+static void
+runsc_stdio(void)
+{
+	struct stat st;
+	int fd, fl;
+
+	for (fd = 1; fd <= 2; fd++)
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (fl = fcntl(fd, F_GETFL)) != -1 && !(fl & O_APPEND))
+			(void)fcntl(fd, F_SETFL, fl | O_APPEND);
+}
+
 static pid_t
-spawn(const char **argv)
+spawn(const struct oci_paths *p, const char **argv)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		if (p->kind == OCI_RUNSC)
+			runsc_stdio();
 		/* Nothing of the caller's but stdio crosses into the runtime. */
 		syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
-		execve(argv[0], (char *const *)argv, (char *const[]){ "PATH=/usr/sbin:/usr/bin:"
-		    "/sbin:/bin", NULL });
+		if (oci_child_prepare(p, 0) == 0)
+			execve(argv[0], (char *const *)argv, oci_runtime_env);
 		_exit(SBX_EX_RUNFAIL);
 	}
 	return pid;
 }
 
-/* What the run used: its rusage (runc exec waits for the command), and an
- * OOM kill counted in the sandbox's cgroup meanwhile. */
+/* gVisor's own figures for the sandbox (`runsc events --stats`): CPU time in
+ * ns and memory in use in bytes, -1 each where it says none. */
 static void
-run_figures(struct oci_run *r, long long oom_before, struct sbx_trace *t)
+runsc_stats(const struct oci_run *r, long long *cpu_ns, long long *mem)
+{
+	const char *const args[] = { "events", "--stats", r->m->sandbox_id, NULL };
+	const struct sbx_node *d, *v;
+	struct sbx_err ignored;
+	struct sbx_node *n;
+	char out[8192];
+
+	*cpu_ns = *mem = -1;
+	if (oci_call(&r->p, args, out, sizeof out, NULL, 0) != 0 ||
+	    sbx_doc_parse("runsc events", out, strlen(out), &n, &ignored) == -1)
+		return;
+	if ((d = sbx_node_get(n, "data")) != NULL) {
+		if ((v = sbx_node_get(sbx_node_get(sbx_node_get(d, "cpu"), "usage"), "total")) &&
+		    v->type == SBX_SCALAR)
+			*cpu_ns = strtoll(v->str, NULL, 10);
+		if ((v = sbx_node_get(sbx_node_get(sbx_node_get(d, "memory"), "usage"), "usage")) &&
+		    v->type == SBX_SCALAR)
+			*mem = strtoll(v->str, NULL, 10);
+	}
+	sbx_node_free(n);
+}
+
+/* What the run used: its rusage (runc and crun's exec wait for the
+ * command), or under runsc gVisor's CPU time over the run and its memory in
+ * use at the end; an OOM kill counted in the sandbox's cgroup meanwhile. */
+static void
+run_figures(struct oci_run *r, long long oom_before, long long cpu_before, struct sbx_trace *t)
 {
 	const struct rusage *ru = &r->sv.ru;
-
-	t->cpu_seconds_used = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
-	    (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
-	t->peak_memory_mb = (double)ru->ru_maxrss / 1024;
+	long long cpu, mem;
 	char layer[1200];
 	double used;
 
+	if (r->p.kind == OCI_RUNSC) {
+		runsc_stats(r, &cpu, &mem);
+		if (cpu >= 0 && cpu_before >= 0)
+			t->cpu_seconds_used = (double)(cpu - cpu_before) / 1e9;
+		if (mem >= 0)
+			t->peak_memory_mb = (double)mem / (1 << 20);
+	} else {
+		t->cpu_seconds_used = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
+		    (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+		t->peak_memory_mb = (double)ru->ru_maxrss / 1024;
+	}
 	if (sbx_store_path(r->s, r->m->sandbox_id, "layer", layer, sizeof layer, NULL) == 0 &&
 	    (used = sbx_quota_used_mb(layer)) >= 0)
 		t->disk_used_mb = used;
@@ -223,7 +292,7 @@ run_start(struct oci_run *r, const struct sbx_exec *x, struct sbx_exec_result *r
 	if (x->starting != NULL)
 		x->starting(x->starting_ctx);
 	sbx_supervise_start(&r->sv, &res->trace);
-	pid = spawn(argv);
+	pid = spawn(&r->p, argv);
 	free(argv);
 	free(env);
 	free(pool);
@@ -245,7 +314,7 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 {
 	struct oci_run r;
 	struct sbx_cg_host h;
-	long long oom_before = 0;
+	long long oom_before = 0, cpu_before = -1, mem;
 	double t;
 	int ret = -1;
 
@@ -279,10 +348,12 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 	r.sv.ctx = &r;
 	r.sv.kill_all = run_kill_all;
 	r.sv.failed = run_failed;
+	if (r.p.kind == OCI_RUNSC)
+		runsc_stats(&r, &cpu_before, &mem);
 	if (run_start(&r, x, res, e) == 0) {
 		sbx_supervise_catch(&r.sv);
 		ret = sbx_supervise_run(&r.sv, &res->status, &res->trace, e);
-		run_figures(&r, oom_before, &res->trace);
+		run_figures(&r, oom_before, cpu_before, &res->trace);
 		sbx_supervise_release(&r.sv);
 		close(r.sv.pidfd);
 	}

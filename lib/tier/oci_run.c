@@ -18,12 +18,10 @@
 #include "doc.h"
 #include "oci.h"
 #include "quota.h"
+#include "seccomp_profile.h"
 #include "snapshot.h"
 #include "supervise.h"
 #include "util.h"
-
-static char *const runtime_env[] = {
-	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 
 /*
  * A user namespace mapping the sandbox's IDs as the container's does
@@ -120,12 +118,33 @@ lowers(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx
 	return (int)n;
 }
 
+/* runsc's gofer binds OCI_GUEST onto the root, read-only: its mount point is
+ * in a lower layer of its own, above the others, so that no sandbox's layer
+ * gets it. The number of lowers it adds (0 or 1), in *fd. */
+static int
+guest_point(const struct oci_paths *p, const struct sbx_manifest *m, int *fd, struct sbx_err *e)
+{
+	char dir[400];
+
+	if (p->kind != OCI_RUNSC || strcmp(m->security.seccomp, "unconfined") == 0)
+		return 0;
+	snprintf(dir, sizeof dir, "%s/top", p->mnt);
+	if (mkdir(dir, 0755) == -1 || (snprintf(dir, sizeof dir, "%s/top/dev", p->mnt),
+	    mkdir(dir, 0755)) == -1 || (snprintf(dir, sizeof dir, "%s/top" OCI_GUEST, p->mnt),
+	    mkdir(dir, 0755)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", dir);
+	snprintf(dir, sizeof dir, "%s/top", p->mnt);
+	if ((*fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", dir);
+	return 1;
+}
+
 /* The overlay, mounted at p->rootfs (in the caller's own mount namespace). */
 static int
 mount_root(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_lowers *lw,
     const struct oci_paths *p, int uns, struct sbx_err *e)
 {
-	int fds[SBX_MAX_LAYERS + 2], n, i, fs = -1, mfd = -1, up = -1, wk = -1;
+	int fds[SBX_MAX_LAYERS + 3], n, i, fs = -1, mfd = -1, up = -1, wk = -1;
 	char opts[4096], path[1200];
 	size_t len = 0;
 
@@ -133,8 +152,10 @@ mount_root(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 	    "mode=0711,size=64k") == -1 || mkdir(p->rootfs, 0711) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p->mnt);
 	memset(fds, -1, sizeof fds);
-	if ((n = lowers(s, m, lw, p->mnt, uns, fds, e)) == -1)
+	if ((n = guest_point(p, m, fds, e)) == -1 || (i = lowers(s, m, lw, p->mnt, uns, fds + n,
+	    e)) == -1)
 		return -1;
+	n += i;
 	for (i = 0; i < n && len < sizeof opts; i++)
 		len += (size_t)snprintf(opts + len, sizeof opts - len, "%s/proc/self/fd/%d",
 		    i ? ":" : "", fds[i]);
@@ -155,37 +176,121 @@ mount_root(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", opts, 0)) == -1 ||
 	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) == -1 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
-	    (mfd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) == -1 ||
+	    (mfd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	    (p->kind == OCI_RUNSC && m->read_only_root ? MOUNT_ATTR_RDONLY : 0))) == -1 ||
 	    move_mount(mfd, "", AT_FDCWD, p->rootfs, MOVE_MOUNT_F_EMPTY_PATH) == -1)
 		return sbx_err_sys(e, errno == ENODEV ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR,
 		    "overlay root");
 	return 0;
 }
 
-/* In a mount namespace of its own: the root mounted, then runc create execs. */
+/*
+ * runsc applies linux.seccomp to the container's first process only: each
+ * run's command goes through sbx-guest-exec, which loads the same program
+ * (with the guard the namespace tier adds) and execs it. The program and a
+ * copy of the loader are in the root's tmpfs, which the gofer can read.
+ */
+static int
+guest_program(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct oci_paths *p, struct sbx_seccomp_prog *out, struct sbx_err *e)
+{
+	struct sbx_seccomp_prog prof = { 0 };
+	int r;
+
+	if (p->kind != OCI_RUNSC || strcmp(m->security.seccomp, "unconfined") == 0)
+		return 0;
+	r = m->security.seccomp[0] == '/' ? sbx_seccomp_compile_file(m->security.seccomp, &prof,
+	    e) : sbx_seccomp_program(s, m->security.seccomp, &prof, e);
+	if (r == 0)
+		r = sbx_seccomp_guard(&prof, SBX_GUARD_NO_VSOCK | SBX_GUARD_NO_SETID, out, e);
+	free(prof.code);
+	return r == -1 ? sbx_err_prefix(e, "security.seccomp") : 0;
+}
+
+/* The loader and its program in p->mnt/guest (in make_child's namespace). */
+static int
+guest_files(const struct oci_paths *p, const struct sbx_seccomp_prog *prog, struct sbx_err *e)
+{
+	const char *dir = getenv("SBX_LIBEXEC");
+	char src[1200], dst[400], *buf = NULL;
+	size_t len = 0;
+
+	if (prog->code == NULL)
+		return 0;
+	snprintf(src, sizeof src, "%s/sbx-guest-exec", dir && *dir ? dir : SBX_LIBEXEC);
+	/* A tmpfs of its own: the root's is noexec. */
+	snprintf(dst, sizeof dst, "%s/guest", p->mnt);
+	if (mkdir(dst, 0755) == -1 || mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV,
+	    "mode=0755,size=2m") == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", dst);
+	if (sbx_read_file(src, 16 << 20, &buf, &len, e) == -1)
+		return sbx_err_prefix(e, "the seccomp loader for runsc (make installs it)");
+	snprintf(dst, sizeof dst, "%s/guest/exec", p->mnt);
+	if (sbx_write_atomic_nosync(dst, buf, len, 0755, e) == -1) {
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	snprintf(dst, sizeof dst, "%s/guest/seccomp", p->mnt);
+	return sbx_write_atomic_nosync(dst, prog->code, prog->len, 0644, e);
+}
+
+/* The runtime's create (or restore) argv, in v. */
+static void
+make_argv(const struct sbx_manifest *m, const struct oci_paths *p, const char *ckpt,
+    const char **v, size_t cap)
+{
+	size_t n = oci_argv(p, v, cap);
+
+	/* runc and crun log errors as JSON lines there; runsc says them on
+	 * stderr, which is the log then. */
+	if (p->kind != OCI_RUNSC) {
+		v[n++] = "--log";
+		v[n++] = p->log;
+		v[n++] = "--log-format";
+		v[n++] = "json";
+	}
+	if (ckpt == NULL) {
+		v[n++] = "create";
+	} else {
+		v[n++] = "restore";
+		v[n++] = "--detach";
+		v[n++] = "--image-path";
+		v[n++] = ckpt;
+	}
+	v[n++] = "--bundle";
+	v[n++] = p->bundle;
+	v[n++] = m->sandbox_id;
+	v[n] = NULL;
+}
+
+/* In a mount namespace of its own: the root mounted, then the runtime execs. */
 static void __attribute__((noreturn))
 make_child(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_lowers *lw,
-    const struct oci_paths *p, int uns, int errfd)
+    const struct oci_paths *p, const char *ckpt, const struct sbx_seccomp_prog *prog, int uns,
+    int errfd)
 {
-	const char *argv[] = { p->runtime, "--root", p->root, "--log", p->log, "--log-format",
-		"json", "create", "--bundle", p->bundle, m->sandbox_id, NULL };
+	const char *argv[32];
 	struct sbx_err e = { 0 };
-	int fd;
+	int fd, lfd;
 
-	if (unshare(CLONE_NEWNS) == -1 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1) {
+	make_argv(m, p, ckpt, argv, SBX_ARRAY_LEN(argv));
+	if (unshare(CLONE_NEWNS) == -1 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1 ||
+	    oci_child_prepare(p, 1) == -1) {
 		sbx_err_sys(&e, SBX_EX_OSERR, "a mount namespace for the container's root");
 		goto fail;
 	}
-	if (mount_root(s, m, lw, p, uns, &e) == -1)
+	if (mount_root(s, m, lw, p, uns, &e) == -1 || guest_files(p, prog, &e) == -1)
 		goto fail;
-	/* runc create hands its stdio to the container's init: none of ours. */
+	/* The runtime hands its stdio to the container's init: none of ours. */
 	if ((fd = open("/dev/null", O_RDWR)) == -1 || dup2(fd, 0) == -1 || dup2(fd, 1) == -1 ||
-	    dup2(fd, 2) == -1) {
+	    (lfd = p->kind == OCI_RUNSC ? open(p->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+	    0600) : fd) == -1 || dup2(lfd, 2) == -1) {
 		sbx_err_sys(&e, SBX_EX_OSERR, "/dev/null");
 		goto fail;
 	}
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
-	execve(p->runtime, (char *const *)argv, runtime_env);
+	execve(p->runtime, (char *const *)argv, oci_runtime_env);
 	sbx_err_sys(&e, SBX_EX_UNAVAILABLE, "%s", p->runtime);
 fail:
 	sbx_write_all(errfd, &e, sizeof e);
@@ -194,26 +299,33 @@ fail:
 
 int
 oci_make(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_lowers *lw,
-    const struct oci_paths *p, struct sbx_err *e)
+    const struct oci_paths *p, const char *ckpt, struct sbx_err *e)
 {
+	struct sbx_seccomp_prog prog = { 0 };
 	char msg[512];
 	int st[2], uns, ws = 0;
 	ssize_t n;
 	pid_t pid;
 
 	unlink(p->log);
-	if ((uns = sandbox_userns(m, e)) == -1)
+	if (guest_program(s, m, p, &prog, e) == -1)
 		return -1;
+	if ((uns = sandbox_userns(m, e)) == -1) {
+		free(prog.code);
+		return -1;
+	}
 	if (pipe2(st, O_CLOEXEC) == -1) {
 		close(uns);
+		free(prog.code);
 		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
 	}
 	if ((pid = fork()) == 0) {
 		close(st[0]);
-		make_child(s, m, lw, p, uns, st[1]);
+		make_child(s, m, lw, p, ckpt, &prog, uns, st[1]);
 	}
 	close(st[1]);
 	close(uns);
+	free(prog.code);
 	if (pid == -1) {
 		close(st[0]);
 		return sbx_err_sys(e, SBX_EX_OSERR, "fork");
@@ -228,8 +340,8 @@ oci_make(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 0)
 		return 0;
 	oci_log_error(p->log, msg, sizeof msg);
-	return sbx_err_set(e, SBX_EX_OSERR, "runc create %s: %s", m->sandbox_id,
-	    msg[0] ? msg : "failed");
+	return sbx_err_set(e, SBX_EX_OSERR, "%s %s %s: %s", oci_kind_name(p->kind),
+	    ckpt ? "restore" : "create", m->sandbox_id, msg[0] ? msg : "failed");
 }
 
 void
@@ -253,46 +365,37 @@ mnt_remove(const struct sbx_store *s, const struct oci_paths *p)
 	rmdir(dir);
 }
 
-#define MAX_HIER 16
-
 /*
- * The group's directories runc made in every hierarchy (cpuset, devices,
- * name=systemd... beyond those sbx manages), from its state.json: runc
- * delete removes the container's cgroups, not their parents, which go once
- * empty. Only a parent named as the state root's group is kept.
+ * The container's cgroup and its group's directory in every v1 hierarchy
+ * (cpuset, devices, name=systemd... beyond those sbx manages), once empty:
+ * the runtimes delete the container's own, not their parents. Where each
+ * runtime puts them: below our cgroup in each hierarchy, crun below its root
+ * (oci.c's oci_cgroup).
  */
-static size_t
-runc_group_dirs(const struct oci_paths *p, const struct sbx_store *s, const char *id,
-    char dirs[MAX_HIER][1024])
+static void
+cgroup_leftovers(const struct sbx_store *s, const char *id, enum oci_kind kind)
 {
-	char path[1400], *buf = NULL, *slash;
-	struct sbx_node *doc;
-	const struct sbx_node *cg;
-	struct sbx_err ignored;
-	size_t len, i, n = 0;
+	char *buf = NULL, *line, *save = NULL, *ctrl, *path, dir[1400];
+	size_t len = 0;
 
-	snprintf(path, sizeof path, "%s/%s/state.json", p->root, id);
-	if (sbx_read_file(path, SBX_DOC_MAX, &buf, &len, NULL) == -1)
-		return 0;
-	if (sbx_doc_parse(path, buf, len, &doc, &ignored) == -1) {
-		free(buf);
-		return 0;
+	if (sbx_read_file("/proc/self/cgroup", 1 << 16, &buf, &len, NULL) == -1)
+		return;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if ((ctrl = strchr(line, ':')) == NULL || (path = strchr(++ctrl, ':')) == NULL ||
+		    path == ctrl)
+			continue;
+		*path++ = '\0';
+		if (strncmp(ctrl, "name=", 5) == 0)
+			ctrl += 5;
+		ctrl[strcspn(ctrl, ",")] = '\0';
+		if (kind == OCI_CRUN || strcmp(path, "/") == 0)
+			path = "";
+		snprintf(dir, sizeof dir, "/sys/fs/cgroup/%s%s/sbx/%s/%s", ctrl, path, s->group, id);
+		rmdir(dir);
+		*strrchr(dir, '/') = '\0';
+		rmdir(dir);
 	}
 	free(buf);
-	if ((cg = sbx_node_get(doc, "cgroup_paths")) != NULL && cg->type == SBX_MAP)
-		for (i = 1; i < cg->n && n < MAX_HIER; i += 2) {
-			if (cg->kids[i]->type != SBX_SCALAR)
-				continue;
-			snprintf(dirs[n], sizeof dirs[n], "%s", cg->kids[i]->str);
-			if ((slash = strrchr(dirs[n], '/')) != NULL && strcmp(slash + 1, id) == 0) {
-				*slash = '\0';
-				if ((slash = strrchr(dirs[n], '/')) != NULL &&
-				    strcmp(slash + 1, s->group) == 0)
-					n++;
-			}
-		}
-	sbx_node_free(doc);
-	return n;
 }
 
 int
@@ -303,20 +406,18 @@ oci_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx
 	struct oci_paths p = { 0 };
 	struct sbx_cg_host h;
 	struct sbx_cgroup cg;
-	char dirs[MAX_HIER][1024], layer[1200];
-	size_t ndirs = 0, i;
+	char layer[1200];
 	int r = 0;
 
 	if (oci_paths(s, m, &p, e) == -1)
 		return -1;
 	if (sbx_rt_str(m, "container") != NULL && p.runtime[0] != '\0') {
-		ndirs = runc_group_dirs(&p, s, m->sandbox_id, dirs);
-		(void)oci_call(p.runtime, p.root, kill_args, NULL, 0, NULL, 0);
+		(void)oci_call(&p, kill_args, NULL, 0, NULL, 0);
 		if (oci_do(&p, del, NULL, 0, e) == -1) {
 			const char *const state[] = { "state", m->sandbox_id, NULL };
 
 			/* Gone already is fine; still there is not. */
-			if (oci_call(p.runtime, p.root, state, NULL, 0, NULL, 0) == 0)
+			if (oci_call(&p, state, NULL, 0, NULL, 0) == 0)
 				r = -1;
 		}
 	}
@@ -330,8 +431,8 @@ oci_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx
 		else if (s->group[0])
 			sbx_cgroup_remove_group(&h, s->group, 0);
 	}
-	for (i = 0; i < ndirs; i++)
-		rmdir(dirs[i]);
+	if (p.runtime[0] != '\0')
+		cgroup_leftovers(s, m->sandbox_id, p.kind);
 	if (sbx_rm_rf(p.bundle, r == 0 ? e : NULL) == -1)
 		r = -1;
 	mnt_remove(s, &p);
@@ -343,35 +444,39 @@ oci_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx
 	return r;
 }
 
+/* Each runtime's containers in the state root's oci/<runtime> that no
+ * sandbox of s owns any more. */
 void
 oci_sweep(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report report,
     void *ctx)
 {
-	static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
-		"/usr/bin", "/sbin", "/bin", NULL };
 	const char *const list[] = { "list", "--quiet", NULL };
-	char root[1100], runtime[1100], out[65536], *id, *save = NULL;
+	char out[65536], *id, *save = NULL;
+	struct oci_paths p;
 	struct stat st;
-	size_t i;
+	int k;
 
 	/* A container being made has no state yet: leave them all then. */
-	snprintf(root, sizeof root, "%s/oci", s->root);
-	if (busy || s->rootless || stat(root, &st) == -1)
+	if (busy || s->rootless)
 		return;
-	for (i = 0; dirs[i]; i++) {
-		snprintf(runtime, sizeof runtime, "%s/runc", dirs[i]);
-		if (access(runtime, X_OK) == 0)
-			break;
-	}
-	if (dirs[i] == NULL || oci_call(runtime, root, list, out, sizeof out, NULL, 0) != 0)
-		return;
-	for (id = strtok_r(out, "\n", &save); id; id = strtok_r(NULL, "\n", &save)) {
-		const char *const del[] = { "delete", "--force", id, NULL };
-
-		if (sbx_store_exists(s, id))
+	for (k = OCI_RUNC; k <= OCI_KATA; k++) {
+		memset(&p, 0, sizeof p);
+		p.kind = (enum oci_kind)k;
+		snprintf(p.root, sizeof p.root, "%s/oci/%s", s->root, oci_kind_name(p.kind));
+		snprintf(p.platform_flag, sizeof p.platform_flag, "--platform=%s",
+		    oci_runsc_platform());
+		snprintf(p.network_flag, sizeof p.network_flag, "--network=none");
+		if (stat(p.root, &st) == -1 || oci_find(oci_kind_name(p.kind), p.runtime,
+		    sizeof p.runtime) == -1 || oci_call(&p, list, out, sizeof out, NULL, 0) != 0)
 			continue;
-		report(ctx, "container", id);
-		if (!dry_run)
-			(void)oci_call(runtime, root, del, NULL, 0, NULL, 0);
+		for (id = strtok_r(out, "\n", &save); id; id = strtok_r(NULL, "\n", &save)) {
+			const char *const del[] = { "delete", "--force", id, NULL };
+
+			if (sbx_store_exists(s, id))
+				continue;
+			report(ctx, "container", id);
+			if (!dry_run)
+				(void)oci_call(&p, del, NULL, 0, NULL, 0);
+		}
 	}
 }

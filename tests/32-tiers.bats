@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
-# The OCI tier (isolation_level: oci, runtime: runc), proven from inside the
-# sandbox. Written once for every tier: SBX_TIER picks it (runc, the default
-# here, or namespace), and the isolation tests hold the same for each; what
-# only one tier has (runc's own root, its refusals) says so.
-#   make check TESTS=tests/32-oci.bats                  # runc
-#   SBX_TIER=namespace make check TESTS=tests/32-oci.bats
+# The isolation every tier gives, proven from inside the sandbox. Written once
+# for every tier: tests/run runs this file once per tier named below, with
+# SBX_TIER set (the namespace tier, and the OCI tier under runc, crun and
+# runsc); what only one tier has says so.
+#   SBX_TIER=runsc make check TESTS=tests/32-tiers.bats
+# tiers: namespace runc crun runsc
 load helpers
 
 TIER=${SBX_TIER:-runc}
@@ -15,16 +15,16 @@ tier_manifest() {
 	local kv
 	case $TIER in
 	namespace) printf 'isolation_level: namespace\nsecurity: {}\n' ;;
-	runc)
-		command -v runc >/dev/null || [ -x /usr/sbin/runc ] ||
-			skip "runc is not installed (contrib/install-deps.sh installs it)"
-		# runc applies no Landlock: the operator allows running without it.
+	runc | crun | runsc)
+		[ -x "/usr/sbin/$TIER" ] || [ -x "/usr/bin/$TIER" ] ||
+			skip "$TIER is not installed (contrib/install-deps.sh installs it)"
+		# the OCI runtimes apply no Landlock: the operator allows running without it.
 		policy <<-'EOF'
 		allow:
 		  landlock_off: true
 		EOF
-		printf 'isolation_level: oci\nruntime: runc\nsecurity:\n  landlock: false\n' ;;
-	*) echo "SBX_TIER=$TIER: namespace or runc"; return 1 ;;
+		printf 'isolation_level: oci\nruntime: %s\nsecurity:\n  landlock: false\n' "$TIER" ;;
+	*) echo "SBX_TIER=$TIER: namespace, runc, crun or runsc"; return 1 ;;
 	esac > "$WORK/m.yaml"
 	for kv in "$@"; do
 		sed -i "s/^security: {}$/security:/; /^security:/a\\  $kv" "$WORK/m.yaml"
@@ -187,7 +187,7 @@ for i in range(0, len(b), 4096):
 	run -0 find /sys/fs/cgroup -maxdepth 6 -type d -name "$ID"
 	[ -z "$output" ]
 	if [ "$TIER" = runc ]; then
-		run -0 runc --root "$SBX_ROOT/oci" list -q
+		run -0 runc --root "$SBX_ROOT/oci/runc" list -q
 		[ -z "$output" ]
 		run -0 find /run/sbx-oci -name "$ID"
 		[ -z "$output" ]
@@ -219,7 +219,7 @@ for i in range(0, len(b), 4096):
 	print("ok")
 	EOF
 	[ "$output" = ok ]
-	run -0 runc --root "$SBX_ROOT/oci" list -q
+	run -0 runc --root "$SBX_ROOT/oci/runc" list -q
 	[ "$output" = "$ID" ]
 	run -0 sbx-run "$ID" -- sh -c 'printf %s "$QUOTE"'
 	[ "$output" = 'a"b,c' ]
@@ -238,7 +238,7 @@ for i in range(0, len(b), 4096):
 	[[ $output == *"only its owner may write"* ]]
 	run -0 sbx-ls -q
 	[ -z "$output" ]
-	[ ! -d "$SBX_ROOT/oci" ] || [ -z "$(runc --root "$SBX_ROOT/oci" list -q)" ]
+	[ ! -d "$SBX_ROOT/oci" ] || [ -z "$(runc --root "$SBX_ROOT/oci/runc" list -q)" ]
 }
 
 @test "runc: keys this tier cannot honour yet are 69 naming the key, nothing made" {
