@@ -28,6 +28,7 @@ struct oci_run {
 	struct sbx_supervise sv;
 	struct sbx_cgroup cg;
 	int have_cg;
+	long long oom_before;    /* the sandbox cgroup's OOM kills before the run */
 };
 
 /*
@@ -166,6 +167,10 @@ run_failed(void *ctx, struct sbx_err *e)
 	int ws = r->sv.wait_status;
 
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != (r->p.kind == OCI_RUNSC ? 128 : 255))
+		return 0;
+	/* gVisor's sandbox is one process to the kernel: its memory limit's
+	 * OOM kill ends it, and runsc exec loses it (run_figures says so). */
+	if (r->p.kind == OCI_RUNSC && r->have_cg && sbx_cgroup_oom_kills(&r->cg) > r->oom_before)
 		return 0;
 	oci_log_error(r->log, msg, sizeof msg);
 	if (msg[0] == '\0')
@@ -337,7 +342,7 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 	if (sbx_rt_str(m, "cgroup") != NULL && sbx_cgroup_host(&h, NULL) == 0 &&
 	    sbx_cgroup_from_spec(&h, sbx_rt_str(m, "cgroup"), &r.cg, NULL) == 0) {
 		r.have_cg = 1;
-		oom_before = sbx_cgroup_oom_kills(&r.cg);
+		r.oom_before = oom_before = sbx_cgroup_oom_kills(&r.cg);
 	}
 	sbx_supervise_init(&r.sv);
 	r.sv.timeout_s = x->timeout_s;
@@ -354,6 +359,12 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 		sbx_supervise_catch(&r.sv);
 		ret = sbx_supervise_run(&r.sv, &res->status, &res->trace, e);
 		run_figures(&r, oom_before, cpu_before, &res->trace);
+		/* runsc exec lost the sandbox the kernel killed: the command was
+		 * killed with it, as SIGKILL. */
+		if (r.p.kind == OCI_RUNSC && res->trace.oom_killed && res->status == 128) {
+			res->status = 128 + SIGKILL;
+			res->trace.exit_code = 128 + SIGKILL;
+		}
 		sbx_supervise_release(&r.sv);
 		close(r.sv.pidfd);
 	}
