@@ -96,6 +96,9 @@ exec_argv(struct oci_run *r, const struct sbx_exec *x, const char **env, size_t 
 	v[n++] = "--log-format";
 	v[n++] = "json";
 	v[n++] = "exec";
+	/* crun's exec takes no_new_privs from its flag, not the config's. */
+	if (r->p.kind == OCI_CRUN && r->m->security.no_new_privileges)
+		v[n++] = "--no-new-privs";
 	v[n++] = r->p.kind == OCI_RUNSC ? "--internal-pid-file" : "--pid-file";
 	v[n++] = r->pidfile;
 	v[n++] = "--cwd";
@@ -175,8 +178,11 @@ run_failed(void *ctx, struct sbx_err *e)
 	oci_log_error(r->log, msg, sizeof msg);
 	if (msg[0] == '\0')
 		return 0;
-	sbx_err_set(e, strstr(msg, "executable file not found") || strstr(msg, "no such file") ?
-	    SBX_EX_NOTFOUND : strstr(msg, "permission denied") ? SBX_EX_NOEXEC : SBX_EX_RUNFAIL,
+	/* runc: "executable file not found", "permission denied"; crun:
+	 * "executable file `X` not found in $PATH", "Operation not permitted". */
+	sbx_err_set(e, strstr(msg, "not found") || strcasestr(msg, "no such file") ?
+	    SBX_EX_NOTFOUND : strcasestr(msg, "permission denied") ||
+	    strstr(msg, "not permitted") ? SBX_EX_NOEXEC : SBX_EX_RUNFAIL,
 	    "%s exec %s: %s", oci_kind_name(r->p.kind), r->m->sandbox_id, msg);
 	return 1;
 }
