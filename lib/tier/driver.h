@@ -65,9 +65,13 @@ struct sbx_driver {
 	 * files elsewhere. */
 	int (*capture)(const struct sbx_store *s, const struct sbx_manifest *m, int fd,
 	    const struct sbx_pack_opts *o, struct sbx_layer_info *li, struct sbx_err *e);
+	/* Whether this sandbox's memory can be checkpointed (NULL: never). */
+	int (*can_checkpoint)(const struct sbx_manifest *m);
 	/* Write the memory and device state of the frozen sandbox into dir (an
-	 * empty directory of the caller's), to be restored later. */
-	int (*checkpoint)(const struct sbx_store *s, const struct sbx_manifest *m, const char *dir,
+	 * empty directory of the caller's), to be restored later; the sandbox
+	 * is frozen again after, its runtime state (m) updated for the caller
+	 * to save. */
+	int (*checkpoint)(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
 	    struct sbx_err *e);
 	/* Create from a checkpoint (restore is a form of create: a new container
 	 * or VMM process loads dir); as create otherwise. */

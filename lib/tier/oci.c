@@ -32,6 +32,7 @@
 #include "oci.h"
 #include "rootfs.h"
 #include "seccomp_profile.h"
+#include "snapshot.h"
 #include "supervise.h"
 #include "util.h"
 
@@ -346,6 +347,84 @@ oci_freeze(const struct sbx_manifest *m, int frozen, struct sbx_err *e)
 }
 
 static int
+oci_restore(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
+    struct sbx_err *e)
+{
+	struct oci_paths p = { 0 };
+
+	if (oci_runtime(m->runtime, &p, e) == -1)
+		return -1;
+	if (p.kind != OCI_RUNSC)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "runtime %s restores no memory "
+		    "checkpoint (only runsc does)", m->runtime);
+	return oci_start(s, m, dir, e);
+}
+
+static int
+oci_can_checkpoint(const struct sbx_manifest *m)
+{
+	const char *k = sbx_rt_str(m, "runtime_kind");
+
+	return k != NULL && strcmp(k, "runsc") == 0;
+}
+
+/* The layers the sandbox's root was made of, as create found them. */
+static int
+oci_lowers(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_lowers *lw,
+    struct sbx_err *e)
+{
+	const char *skel = sbx_rt_str(m, "skeleton");
+
+	memset(lw, 0, sizeof *lw);
+	if (sbx_manifest_rootfs_is_snapshot(m->rootfs)) {
+		if (sbx_snapshot_lowers(s, m->rootfs, &lw->dirs, &lw->n, &lw->base, e) == -1)
+			return -1;
+	} else if ((lw->base = strdup(m->rootfs)) == NULL) {
+		return sbx_err_oom(e);
+	}
+	if (strcmp(lw->base, "host") == 0 && (skel == NULL ||
+	    asprintf(&lw->skel, "%s/skel/%s", s->root, skel) == -1)) {
+		lw->skel = NULL;
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "sandbox %s: no skeleton recorded",
+		    m->sandbox_id);
+	}
+	return 0;
+}
+
+/*
+ * gVisor's checkpoint stops the sandbox (runsc's own --leave-running makes
+ * it again where its root is not mounted, and waits on it): it is restored
+ * at once from what was just saved, in a mount namespace with its root, as
+ * the lifecycle froze it. Its processes go on where they were.
+ */
+static int
+oci_checkpoint(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
+    struct sbx_err *e)
+{
+	const char *ck[] = { "checkpoint", "--image-path", dir, m->sandbox_id, NULL };
+	const char *del[] = { "delete", m->sandbox_id, NULL };
+	const char *pause[] = { "pause", m->sandbox_id, NULL };
+	struct oci_paths p = { 0 };
+	struct sbx_lowers lw;
+	int r;
+
+	if (oci_paths(s, m, &p, e) == -1)
+		return -1;
+	if (p.kind != OCI_RUNSC)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "runtime %s keeps no memory checkpoint "
+		    "(only runsc does; sbx-snap --no-memory takes the files)", m->runtime);
+	if (oci_do(&p, ck, NULL, 0, e) == -1)
+		return -1;
+	sbx_crash_point("oci-checkpointed");
+	if (oci_do(&p, del, NULL, 0, e) == -1 || oci_lowers(s, m, &lw, e) == -1)
+		return sbx_err_prefix(e, "the sandbox stopped at its checkpoint");
+	r = oci_make(s, m, &lw, &p, dir, e) == -1 || oci_running(m, &p, e) == -1 ||
+	    oci_do(&p, pause, NULL, 0, e) == -1 ? -1 : 0;
+	sbx_lowers_free(&lw);
+	return r == -1 ? sbx_err_prefix(e, "the sandbox stopped at its checkpoint") : 0;
+}
+
+static int
 oci_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
 {
 	return oci_teardown(s, m, e);
@@ -419,5 +498,9 @@ const struct sbx_driver sbx_driver_oci = {
 	.memory_open = oci_memory_open,
 	.memory_used = oci_memory_used,
 	.sweep = oci_sweep,
-	/* No checkpoint or restore (runc would need CRIU), no allow-list to re-pin. */
+	/* runsc only: runc and crun would need CRIU, which fails on this kernel. */
+	.can_checkpoint = oci_can_checkpoint,
+	.checkpoint = oci_checkpoint,
+	.restore = oci_restore,
+	/* No allow-list to re-pin yet. */
 };
