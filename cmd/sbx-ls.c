@@ -30,10 +30,11 @@ list_snapshots(const struct sbx_store *s, enum sbx_format fmt, int table)
 	if (sbx_snapshot_list(s, &ids, &n, &e) == -1)
 		sbx_die(&e, "snapshots");
 	if (table)
-		printf("%-20s %-20s %-20s %-14s %6s %10s %s\n", "SNAPSHOT", "PARENT", "SOURCE",
-		    "REASON", "LAYERS", "BYTES", "CREATED");
+		printf("%-20s %-20s %-20s %-14s %6s %10s %10s %s\n", "SNAPSHOT", "PARENT", "SOURCE",
+		    "REASON", "LAYERS", "BYTES", "MEMORY", "CREATED");
 	for (i = 0; i < n; i++) {
 		long long bytes = 0;
+		char mem[24] = "-";
 
 		if (sbx_snapshot_load(s, ids[i], &sn, &e) == -1) {
 			warnx("%s: %s", ids[i], e.msg);
@@ -42,10 +43,12 @@ list_snapshots(const struct sbx_store *s, enum sbx_format fmt, int table)
 		}
 		for (k = 0; k < sn.n_layers; k++)
 			bytes += sn.layers[k].size;
+		if (sn.has_memory)
+			snprintf(mem, sizeof mem, "%lld", sn.memory.size);
 		if (table)
-			printf("%-20s %-20s %-20s %-14s %6zu %10lld %s\n", sn.snapshot_id,
+			printf("%-20s %-20s %-20s %-14s %6zu %10lld %10s %s\n", sn.snapshot_id,
 			    sn.parent ? sn.parent : "-", sn.source_sandbox,
-			    sn.reason ? sn.reason : "-", sn.n_layers, bytes, sn.created_at);
+			    sn.reason ? sn.reason : "-", sn.n_layers, bytes, mem, sn.created_at);
 		else if (fmt == SBX_FMT_ID)
 			printf("%s\n", sn.snapshot_id);
 		else {

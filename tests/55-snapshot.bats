@@ -292,6 +292,118 @@ digests() {
 	run -0 sbx-run "$output" -- cat /root/d/f
 }
 
+# memory_archive ID OUT [craft options]: a snapshot of a writable sandbox
+# ($BASE_SNAP, made once per test), exported, given a memory checkpoint as a
+# tier writes one (the files of $CKPT, else $WORK/ckpt), in $WORK/OUT.tar.
+memory_archive() {
+	local id=$1 out=$2
+	shift 2
+	if [ -z "${BASE_SNAP:-}" ]; then
+		writable
+		run -0 sbx-run "$ID" -- sh -c 'echo beside-the-memory > /root/note'
+		run -0 sbx-snap "$ID"
+		BASE_SNAP=$output
+		run -0 sbx-snap export -f "$WORK/base.tar" "$BASE_SNAP"
+		mkdir -p "$WORK/ckpt"
+		head -c 2000000 /dev/urandom > "$WORK/ckpt/checkpoint.img"
+		echo '{"sandbox": 1}' > "$WORK/ckpt/meta.json"
+	fi
+	python3 "$FIXTURES/craft-snapshot.py" "$WORK/base.tar" "$WORK/$out.tar" "$id" \
+	    --checkpoint "${CKPT:-$WORK/ckpt}" "$@"
+}
+
+# checkpoint_digest SNAP: the hex digest of the snapshot's memory checkpoint.
+checkpoint_digest() {
+	sbx-snap inspect -o json "$1" |
+	    python3 -c 'import json, sys; print(json.load(sys.stdin)["checkpoint"]["digest"][7:])'
+}
+
+@test "a memory checkpoint travels with its snapshot: inspect, verify, export, import; never stacked" {
+	local ck kid other
+	memory_archive snap-mem mem
+	run -0 sbx-snap import "$WORK/mem.tar"
+	[ "$output" = snap-mem ]
+	run -0 sbx-snap inspect snap-mem
+	[[ $output == *"memory: true"* && $output == *'tier: "oci/runsc"'* ]]
+	run -0 sbx-snap inspect -o json snap-mem
+	python3 -c 'import json, sys
+d = json.loads(sys.argv[1])
+c = d["checkpoint"]
+assert d["memory"] is True and len(d["layers"]) == 1, d
+assert c["size"] > 0 and c["unpacked"] == 2000000 + 15 and c["tier"] == "oci/runsc", c' "$output"
+	ck=$(checkpoint_digest snap-mem)
+	[ "$(sha256sum < "$SBX_ROOT/layers/$ck.tar.zst" | cut -d' ' -f1)" = "$ck" ]
+	# a snapshot of files only says so
+	run -0 sbx-snap inspect "$BASE_SNAP"
+	[[ $output == *"memory: false"* && $output != *checkpoint* ]]
+	run -0 sbx-snap verify snap-mem
+	# the chain is the layers alone: a fork mounts them, and its own
+	# snapshot holds files only
+	run -0 sbx-fork snap-mem
+	kid=$output
+	run -0 sbx-run "$kid" -- cat /root/note
+	[ "$output" = beside-the-memory ]
+	run -0 sbx-snap "$kid"
+	run -0 sbx-snap inspect "$output"
+	[[ $output == *"memory: false"* && $output != *"$ck"* ]]
+	# export and import elsewhere: the checkpoint goes along, once
+	run -0 sbx-snap export -f "$WORK/out.tar" snap-mem
+	[ "$(tar tf "$WORK/out.tar" | grep -c "^layers/$ck.tar.zst$")" -eq 1 ]
+	other=$(mktemp -d /tmp/sbx-test.XXXXXX)
+	SBX_ROOT=$other run -0 sbx-snap import "$WORK/out.tar"
+	SBX_ROOT=$other run -0 sbx-snap inspect -o json snap-mem
+	[ "$output" = "$(sbx-snap inspect -o json snap-mem)" ]
+	SBX_ROOT=$other run -0 sbx-snap verify snap-mem
+	# the same snapshot again is a no-op; another checkpoint under its ID is not
+	SBX_ROOT=$other run -0 sbx-snap import "$WORK/out.tar"
+	mkdir "$WORK/ckpt2"
+	echo other > "$WORK/ckpt2/checkpoint.img"
+	CKPT=$WORK/ckpt2 memory_archive snap-mem mem2
+	SBX_ROOT=$other run -65 sbx-snap import "$WORK/mem2.tar"
+	[[ $output == *"another checkpoint"* ]]
+	rm -rf "$other"
+	# damaged in the store: verify names the checkpoint
+	python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[len(b)//2]^=1; open(p,"wb").write(b)' "$SBX_ROOT/layers/$ck.tar.zst"
+	run -1 sbx-snap verify snap-mem
+	[[ $output == *"checkpoint sha256:$ck"*"damaged"* ]]
+}
+
+@test "retention keeps a checkpoint while a snapshot names it and removes it after" {
+	local ck
+	memory_archive snap-m1 m1
+	memory_archive snap-m2 m2
+	run -0 sbx-snap import "$WORK/m1.tar"
+	run -0 sbx-snap import "$WORK/m2.tar"
+	ck=$(checkpoint_digest snap-m1)
+	[ "$(checkpoint_digest snap-m2)" = "$ck" ]
+	run -0 sbx-snap remove snap-m1
+	run -0 sbx-gc
+	[ -f "$SBX_ROOT/layers/$ck.tar.zst" ]
+	run -0 sbx-snap verify snap-m2
+	run -0 sbx-snap remove snap-m2
+	run -0 sbx-gc --dry-run
+	[[ $output == *"would remove layer $ck.tar.zst"* ]]
+	[ -f "$SBX_ROOT/layers/$ck.tar.zst" ]
+	run -0 sbx-gc
+	[ ! -e "$SBX_ROOT/layers/$ck.tar.zst" ]
+	# the layer the base snapshot names stays with it
+	run -0 sbx-snap verify "$BASE_SNAP"
+	[ "$(find "$SBX_ROOT/layers" -type f | wc -l)" -eq 1 ]
+}
+
+@test "a damaged checkpoint, or memory: true without one, is refused with 65 and nothing is made" {
+	local d layers
+	for d in flip truncate nomap memory-false; do
+		memory_archive "snap-$d" "$d" --damage "$d"
+		layers=$(ls -A "$SBX_ROOT/layers")
+		echo "damage: $d"
+		run -65 sbx-snap import "$WORK/$d.tar"
+		[[ $output == *checkpoint* ]]
+		[ "$(sbx-snap list)" = "$BASE_SNAP" ]
+		[ "$(ls -A "$SBX_ROOT/layers")" = "$layers" ]
+	done
+}
+
 @test "a chain that names a layer twice: refused from an archive, mounted once from this store" {
 	local d escape="$WORK/escape"
 	mkdir -p "$escape" "$SBX_ROOT/layers" "$SBX_ROOT/snapshots"

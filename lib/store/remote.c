@@ -42,9 +42,10 @@ static int fetch_meta(struct sbx_s3 *c, const char *id, struct sbx_snapshot *sn,
 
 /* Push */
 
+/* A layer or the checkpoint (what), each stored as a layer is. */
 static int
 push_layer(struct sbx_s3 *c, const struct sbx_store *s, const struct sbx_snap_layer *l,
-    int *n, long long *bytes, struct sbx_err *e)
+    const char *what, int *n, long long *bytes, struct sbx_err *e)
 {
 	char key[128], p[1200], label[64];
 	long long have;
@@ -60,11 +61,12 @@ push_layer(struct sbx_s3 *c, const struct sbx_store *s, const struct sbx_snap_la
 	if (sbx_snapshot_layer_path(s, l->digest, p, sizeof p, e) == -1)
 		return -1;
 	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) == -1)
-		return sbx_err_sys(e, 0, "layer sha256:%s", l->digest);
+		return sbx_err_sys(e, 0, "%s sha256:%s", what, l->digest);
 	if (fstat(fd, &st) == -1 || st.st_size != l->size) {
 		close(fd);
-		return sbx_err_set(e, SBX_EX_DATAERR, "layer sha256:%s: %lld bytes, the snapshot "
-		    "says %lld (run sbx-snap verify)", l->digest, (long long)st.st_size, l->size);
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s sha256:%s: %lld bytes, the snapshot "
+		    "says %lld (run sbx-snap verify)", what, l->digest, (long long)st.st_size,
+		    l->size);
 	}
 	short_label(label, sizeof label, "push", l->digest);
 	/* The digest is the SHA-256 the request signs: the server checks the bytes. */
@@ -83,6 +85,8 @@ sbx_remote_push(const struct sbx_store *s, const char *url, const char *id, int 
     long long *out_bytes, struct sbx_err *e)
 {
 	struct sbx_snapshot sn;
+	const struct sbx_snap_layer *b;
+	const char *what;
 	struct sbx_s3 c;
 	char key[128], *buf = NULL;
 	size_t len = 0, i, k;
@@ -101,10 +105,11 @@ sbx_remote_push(const struct sbx_store *s, const char *url, const char *id, int 
 		close(lock);
 		return -1;
 	}
-	for (i = 0; i < sn.n_layers; i++) {
-		for (k = 0; k < i && strcmp(sn.layers[k].digest, sn.layers[i].digest) != 0; k++)
+	for (i = 0; (b = sbx_snapshot_blob(&sn, i, &what)) != NULL; i++) {
+		for (k = 0; k < i && strcmp(sbx_snapshot_blob(&sn, k, NULL)->digest, b->digest) != 0;
+		    k++)
 			;
-		if (k == i && push_layer(&c, s, &sn.layers[i], &n, &bytes, e) == -1)
+		if (k == i && push_layer(&c, s, b, what, &n, &bytes, e) == -1)
 			goto out;
 	}
 	sbx_crash_point("push-layers-done");
@@ -225,6 +230,7 @@ sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
     struct sbx_err *e)
 {
 	struct sbx_snapshot sn;
+	const struct sbx_snap_layer *b;
 	struct sbx_s3 c;
 	size_t i;
 	int lock, r = -1, have;
@@ -242,8 +248,8 @@ sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
 		r = have == 1 ? 0 : -1;
 		goto out;
 	}
-	for (i = 0; i < sn.n_layers; i++)
-		if (pull_layer(&c, s, &sn.layers[i], e) == -1)
+	for (i = 0; (b = sbx_snapshot_blob(&sn, i, NULL)) != NULL; i++)
+		if (pull_layer(&c, s, b, e) == -1)
 			goto out;
 	sbx_crash_point("pull-layers-done");
 	if (sbx_snapshot_save(s, &sn, e) == -1) {

@@ -2,7 +2,8 @@
 /*
  * Snapshot stores on S3-compatible object storage, shared by many hosts:
  *
- *   PREFIX/layers/sha256/HEX      a layer, named by the SHA-256 of its bytes
+ *   PREFIX/layers/sha256/HEX      a layer (or a memory checkpoint), named by
+ *                                 the SHA-256 of its bytes
  *   PREFIX/snapshots/ID.yaml      a snapshot's metadata, written last
  *
  * A snapshot is visible once its metadata object is; every layer it names was

@@ -115,11 +115,72 @@ sbx_snapshot_free(struct sbx_snapshot *sn)
 	free(sn->created_at);
 	free(sn->reason);
 	free(sn->layers);
+	free(sn->memory_tier);
 	sbx_manifest_free(&sn->manifest);
 	memset(sn, 0, sizeof *sn);
 }
 
+const struct sbx_snap_layer *
+sbx_snapshot_blob(const struct sbx_snapshot *sn, size_t i, const char **what)
+{
+	if (what)
+		*what = i < sn->n_layers ? "layer" : "checkpoint";
+	if (i < sn->n_layers)
+		return &sn->layers[i];
+	return i == sn->n_layers && sn->has_memory ? &sn->memory : NULL;
+}
+
+/* Whether blob i is the first of sn's blobs with its digest (a checkpoint may
+ * be the same bytes as a layer: the same file, sent and kept once). */
+static int
+blob_first(const struct sbx_snapshot *sn, size_t i)
+{
+	const struct sbx_snap_layer *b = sbx_snapshot_blob(sn, i, NULL), *o;
+	size_t k;
+
+	for (k = 0; k < i && (o = sbx_snapshot_blob(sn, k, NULL)) != NULL; k++)
+		if (strcmp(o->digest, b->digest) == 0)
+			return 0;
+	return 1;
+}
+
 /* Metadata as a document */
+
+/* A layer's or the checkpoint's map: digest, size, unpacked. */
+static struct sbx_node *
+blob_tree(const struct sbx_snap_layer *b)
+{
+	struct sbx_node *l = sbx_node_new(SBX_MAP);
+	char d[SBX_DIGEST_HEX + 8];
+
+	snprintf(d, sizeof d, "sha256:%s", b->digest);
+	if (l == NULL || sbx_node_add(l, "digest", sbx_node_str(d)) == -1 ||
+	    sbx_node_add(l, "size", sbx_node_int(b->size)) == -1 ||
+	    sbx_node_add(l, "unpacked", sbx_node_int(b->unpacked)) == -1) {
+		sbx_node_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+/* memory: true|false, and with true the checkpoint's map. */
+static int
+memory_tree(struct sbx_node *t, const struct sbx_snapshot *sn)
+{
+	struct sbx_node *c;
+
+	if (sbx_node_add(t, "memory", sbx_node_bool(sn->has_memory)) == -1)
+		return -1;
+	if (!sn->has_memory)
+		return 0;
+	if ((c = blob_tree(&sn->memory)) == NULL)
+		return -1;
+	if (sbx_node_add(c, "tier", sbx_node_str(sn->memory_tier)) == -1) {
+		sbx_node_free(c);
+		return -1;
+	}
+	return sbx_node_add(t, "checkpoint", c);
+}
 
 static struct sbx_node *
 snap_tree(const struct sbx_snapshot *sn)
@@ -141,18 +202,11 @@ snap_tree(const struct sbx_snapshot *sn)
 		sbx_node_free(t);
 		return NULL;
 	}
-	for (i = 0; i < sn->n_layers; i++) {
-		char d[SBX_DIGEST_HEX + 8];
-
-		snprintf(d, sizeof d, "sha256:%s", sn->layers[i].digest);
-		if ((l = sbx_node_new(SBX_MAP)) == NULL ||
-		    sbx_node_add(l, "digest", sbx_node_str(d)) == -1 ||
-		    sbx_node_add(l, "size", sbx_node_int(sn->layers[i].size)) == -1 ||
-		    sbx_node_add(l, "unpacked", sbx_node_int(sn->layers[i].unpacked)) == -1 ||
-		    sbx_node_add(ls, NULL, l) == -1)
+	for (i = 0; i < sn->n_layers; i++)
+		if ((l = blob_tree(&sn->layers[i])) == NULL || sbx_node_add(ls, NULL, l) == -1)
 			bad = 1;
-	}
 	bad |= sbx_node_add(t, "layers", ls);
+	bad |= memory_tree(t, sn);
 	if ((m = sbx_manifest_tree(&sn->manifest)) == NULL || sbx_node_add(t, "manifest", m) == -1)
 		bad = 1;
 	if (bad) {
@@ -187,14 +241,14 @@ get_str(const char *name, const struct sbx_node *t, const char *key, int require
 }
 
 static int
-get_int(const char *name, const struct sbx_node *t, const char *key, long long *out,
-    struct sbx_err *e)
+get_int(const char *name, const struct sbx_node *t, const char *what, const char *key,
+    long long *out, struct sbx_err *e)
 {
 	const struct sbx_node *v = sbx_node_get(t, key);
 	char *end;
 
 	if (v == NULL || v->type != SBX_SCALAR)
-		return sbx_err_set(e, SBX_EX_DATAERR, "%s: layer '%s' is missing", name, key);
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s: %s '%s' is missing", name, what, key);
 	errno = 0;
 	*out = strtoll(v->str, &end, 10);
 	if (errno || *end || *out < 0)
@@ -242,12 +296,85 @@ sbx_snapshot_chain_check(const char *name, const struct sbx_snapshot *sn, struct
 	return 0;
 }
 
+/* A layer's or the checkpoint's map (what: which, for messages). */
+static int
+parse_blob(const char *name, const struct sbx_node *l, const char *what,
+    struct sbx_snap_layer *b, struct sbx_err *e)
+{
+	const struct sbx_node *d;
+
+	if (l->type != SBX_MAP || (d = sbx_node_get(l, "digest")) == NULL ||
+	    d->type != SBX_SCALAR || strncmp(d->str, "sha256:", 7) != 0 || !is_hex64(d->str + 7))
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: a %s needs a digest "
+		    "sha256:<64 hex digits>", name, l->line, l->col, what);
+	memcpy(b->digest, d->str + 7, SBX_DIGEST_HEX + 1);
+	if (get_int(name, l, what, "size", &b->size, e) == -1 ||
+	    get_int(name, l, what, "unpacked", &b->unpacked, e) == -1)
+		return -1;
+	return 0;
+}
+
+/* Which tier (and runtime) wrote a checkpoint: a name, never a path. */
+static int
+tier_valid(const char *t)
+{
+	size_t n = strlen(t);
+
+	return n > 0 && n <= 64 && t[0] != '/' && t[n - 1] != '/' &&
+	    strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-/") == n;
+}
+
+/* memory: true|false (absent: false); with true, and only then, checkpoint:
+ * {digest, size, unpacked, tier}. */
+static int
+parse_memory(const char *name, const struct sbx_node *t, struct sbx_snapshot *sn,
+    struct sbx_err *e)
+{
+	static const char *const keys[] = { "digest", "size", "unpacked", "tier", NULL };
+	const struct sbx_node *m = sbx_node_get(t, "memory"), *c = sbx_node_get(t, "checkpoint");
+	size_t i, k;
+
+	if (m != NULL && (m->type != SBX_SCALAR || !m->plain ||
+	    (strcmp(m->str, "true") != 0 && strcmp(m->str, "false") != 0)))
+		return sbx_node_err(e, name, m, "'memory' must be true or false");
+	sn->has_memory = m != NULL && strcmp(m->str, "true") == 0;
+	if (!sn->has_memory && c != NULL)
+		return sbx_node_err(e, name, c, "'checkpoint' without memory: true");
+	if (!sn->has_memory)
+		return 0;
+	if (c == NULL || c->type != SBX_MAP)
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s: memory: true needs a 'checkpoint' map "
+		    "(digest, size, unpacked, tier)", name);
+	for (i = 0; i < c->n; i += 2) {
+		for (k = 0; keys[k] && strcmp(keys[k], c->kids[i]->str) != 0; k++)
+			;
+		if (keys[k] == NULL)
+			return sbx_node_err(e, name, c->kids[i], "checkpoint: unknown key '%.80s' "
+			    "(known: digest, size, unpacked, tier)", c->kids[i]->str);
+	}
+	if (parse_blob(name, c, "checkpoint", &sn->memory, e) == -1 ||
+	    get_str(name, c, "tier", 1, &sn->memory_tier, e) == -1)
+		return -1;
+	if (!tier_valid(sn->memory_tier))
+		return sbx_node_err(e, name, sbx_node_get(c, "tier"), "checkpoint: tier must be "
+		    "a tier's name (1 to 64 of A-Z a-z 0-9 . _ + - /, as oci/runsc)");
+	/* The same bytes as a layer (kept once in the store) are the same size. */
+	for (i = 0; i < sn->n_layers; i++)
+		if (strcmp(sn->layers[i].digest, sn->memory.digest) == 0 &&
+		    (sn->layers[i].size != sn->memory.size ||
+		    sn->layers[i].unpacked != sn->memory.unpacked))
+			return sbx_err_set(e, SBX_EX_DATAERR, "%s: checkpoint sha256:%s is layer %zu "
+			    "with another size", name, sn->memory.digest, i + 1);
+	return 0;
+}
+
 static int
 parse_doc(const char *name, const char *buf, size_t len, int lenient, struct sbx_snapshot *sn,
     struct sbx_err *e)
 {
 	static const char *const keys[] = { "snapshot_id", "parent", "lineage", "source_sandbox",
-		"base_rootfs", "created_at", "reason", "layers", "manifest", NULL };
+		"base_rootfs", "created_at", "reason", "layers", "memory", "checkpoint", "manifest",
+		NULL };
 	struct sbx_node *t;
 	const struct sbx_node *ls, *mn;
 	size_t i, k;
@@ -299,21 +426,9 @@ parse_doc(const char *name, const char *buf, size_t len, int lenient, struct sbx
 		sbx_err_oom(e);
 		goto out;
 	}
-	for (i = 0; i < ls->n; i++) {
-		const struct sbx_node *l = ls->kids[i], *d;
-
-		if (l->type != SBX_MAP || (d = sbx_node_get(l, "digest")) == NULL ||
-		    d->type != SBX_SCALAR || strncmp(d->str, "sha256:", 7) != 0 ||
-		    !is_hex64(d->str + 7)) {
-			sbx_err_set(e, SBX_EX_DATAERR, "%s:%d:%d: a layer needs a digest "
-			    "sha256:<64 hex digits>", name, l->line, l->col);
+	for (i = 0; i < ls->n; i++)
+		if (parse_blob(name, ls->kids[i], "layer", &sn->layers[i], e) == -1)
 			goto out;
-		}
-		memcpy(sn->layers[i].digest, d->str + 7, SBX_DIGEST_HEX + 1);
-		if (get_int(name, l, "size", &sn->layers[i].size, e) == -1 ||
-		    get_int(name, l, "unpacked", &sn->layers[i].unpacked, e) == -1)
-			goto out;
-	}
 	sn->n_layers = ls->n;
 	if (lenient)
 		chain_dedupe(sn);
@@ -323,6 +438,8 @@ parse_doc(const char *name, const char *buf, size_t len, int lenient, struct sbx
 		sbx_err_set(e, SBX_EX_DATAERR, "%s: 'manifest' is missing", name);
 		goto out;
 	}
+	if (parse_memory(name, t, sn, e) == -1)
+		goto out;
 	if (sbx_manifest_from_node(name, mn, &sn->manifest, e) == -1) {
 		sbx_manifest_init(&sn->manifest);
 		goto out;
@@ -701,6 +818,8 @@ sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e
 	struct sbx_snapshot sn;
 	struct sbx_layer_info li;
 	struct sbx_err le0;
+	const struct sbx_snap_layer *b;
+	const char *what;
 	struct stat st;
 	char p[1200];
 	size_t i;
@@ -719,23 +838,23 @@ sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e
 	    !S_ISDIR(st.st_mode)))
 		r = sbx_err_set(e, SBX_EX_NO, "base rootfs %s: not a directory here",
 		    sn.base_rootfs);
-	for (i = 0; i < sn.n_layers && r == 0; i++) {
+	for (i = 0; r == 0 && (b = sbx_snapshot_blob(&sn, i, &what)) != NULL; i++) {
 		struct sbx_err le;
 
-		if (blob_path(s, sn.layers[i].digest, p, sizeof p, e) == -1) {
+		if (blob_path(s, b->digest, p, sizeof p, e) == -1) {
 			r = -1;
 			break;
 		}
 		if ((fd = open(p, O_RDONLY | O_CLOEXEC)) == -1) {
-			r = sbx_err_sys(e, SBX_EX_NO, "layer sha256:%s (%s)", sn.layers[i].digest, p);
+			r = sbx_err_sys(e, SBX_EX_NO, "%s sha256:%s (%s)", what, b->digest, p);
 			break;
 		}
-		if (sbx_layer_unpack(fd, sn.layers[i].digest, NULL, 0, &li, &le) == -1)
-			r = sbx_err_set(e, SBX_EX_NO, "layer sha256:%s (%s) is damaged: %s",
-			    sn.layers[i].digest, p, le.msg);
-		else if (li.size != sn.layers[i].size)
-			r = sbx_err_set(e, SBX_EX_NO, "layer sha256:%s (%s): %lld bytes, the "
-			    "snapshot says %lld", sn.layers[i].digest, p, li.size, sn.layers[i].size);
+		if (sbx_layer_unpack(fd, b->digest, NULL, 0, &li, &le) == -1)
+			r = sbx_err_set(e, SBX_EX_NO, "%s sha256:%s (%s) is damaged: %s", what,
+			    b->digest, p, le.msg);
+		else if (li.size != b->size)
+			r = sbx_err_set(e, SBX_EX_NO, "%s sha256:%s (%s): %lld bytes, the "
+			    "snapshot says %lld", what, b->digest, p, li.size, b->size);
 		close(fd);
 	}
 	sbx_snapshot_free(&sn);
@@ -864,6 +983,7 @@ int
 sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sbx_err *e)
 {
 	struct sbx_snapshot sn;
+	const struct sbx_snap_layer *b;
 	struct archive *a;
 	char p[1200], name[SBX_DIGEST_HEX + 32];
 	size_t i;
@@ -882,9 +1002,11 @@ sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sb
 	}
 	if (export_meta(a, &sn, e) == -1)
 		goto out;
-	for (i = 0; i < sn.n_layers; i++) {
-		snprintf(name, sizeof name, "layers/%s.tar.zst", sn.layers[i].digest);
-		if (blob_path(s, sn.layers[i].digest, p, sizeof p, e) == -1 ||
+	for (i = 0; (b = sbx_snapshot_blob(&sn, i, NULL)) != NULL; i++) {
+		if (!blob_first(&sn, i))
+			continue;
+		snprintf(name, sizeof name, "layers/%s.tar.zst", b->digest);
+		if (blob_path(s, b->digest, p, sizeof p, e) == -1 ||
 		    export_file(a, name, p, e) == -1)
 			goto out;
 	}
@@ -903,9 +1025,10 @@ out:
 
 /* One layer of an import: copy it to a temporary file, then check it whole. */
 static int
-import_layer(const struct sbx_store *s, struct archive *a, const char *hex,
+import_layer(const struct sbx_store *s, struct archive *a, const char *what,
     const struct sbx_snap_layer *want, struct sbx_err *e)
 {
+	const char *hex = want->digest;
 	struct sbx_layer_info li = { .size = -1 };
 	char tmp[1200], buf[1 << 16];
 	la_ssize_t n;
@@ -919,13 +1042,14 @@ import_layer(const struct sbx_store *s, struct archive *a, const char *hex,
 			break;
 		}
 	if (r == 0 && n < 0)
-		r = sbx_err_set(e, SBX_EX_DATAERR, "layer %s: %s", hex, archive_error_string(a));
+		r = sbx_err_set(e, SBX_EX_DATAERR, "%s %s: %s", what, hex,
+		    archive_error_string(a));
 	if (r == 0 && (lseek(fd, 0, SEEK_SET) == -1 ||
 	    sbx_layer_unpack(fd, hex, NULL, 0, &li, e) == -1))
-		r = sbx_err_prefix(e, "layer sha256:%s", hex);
+		r = sbx_err_prefix(e, "%s sha256:%s", what, hex);
 	if (r == 0 && li.size != want->size)
-		r = sbx_err_set(e, SBX_EX_DATAERR, "layer sha256:%s: %lld bytes, the snapshot "
-		    "says %lld", hex, li.size, want->size);
+		r = sbx_err_set(e, SBX_EX_DATAERR, "%s sha256:%s: %lld bytes, the snapshot "
+		    "says %lld", what, hex, li.size, want->size);
 	if (r == 0 && fsync(fd) == -1)
 		r = sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
 	close(fd);
@@ -935,12 +1059,39 @@ import_layer(const struct sbx_store *s, struct archive *a, const char *hex,
 	return -1;
 }
 
+/* The archive's entry layers/HEX.tar.zst (name: HEX.tar.zst): the blob of sn
+ * with that digest, imported the first time (have: which blobs are). */
+static int
+import_entry(const struct sbx_store *s, struct archive *a, const struct sbx_snapshot *sn,
+    const char *name, char *have, struct sbx_err *e)
+{
+	const struct sbx_snap_layer *b;
+	const char *what;
+	char hex[SBX_DIGEST_HEX + 1];
+	size_t k;
+	int found = 0;
+
+	memcpy(hex, name, SBX_DIGEST_HEX);
+	hex[SBX_DIGEST_HEX] = '\0';
+	for (k = 0; (b = sbx_snapshot_blob(sn, k, &what)) != NULL; k++)
+		if (strcmp(b->digest, hex) == 0) {
+			if (!found && !have[k] && import_layer(s, a, what, b, e) == -1)
+				return -1;
+			found = have[k] = 1;
+		}
+	if (!found)
+		return sbx_err_set(e, SBX_EX_DATAERR, "entry 'layers/%.200s': a layer the snapshot "
+		    "does not name", name);
+	return 0;
+}
+
 int
 sbx_snapshot_same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b)
 {
 	size_t i;
 
-	if (a->n_layers != b->n_layers)
+	if (a->n_layers != b->n_layers || a->has_memory != b->has_memory ||
+	    (a->has_memory && strcmp(a->memory.digest, b->memory.digest) != 0))
 		return 0;
 	for (i = 0; i < a->n_layers; i++)
 		if (strcmp(a->layers[i].digest, b->layers[i].digest) != 0)
@@ -961,8 +1112,8 @@ sbx_snapshot_have(const struct sbx_store *s, const struct sbx_snapshot *sn, stru
 	same = sbx_snapshot_same_layers(&old, sn);
 	sbx_snapshot_free(&old);
 	if (!same)
-		return sbx_err_set(e, SBX_EX_DATAERR, "snapshot %s exists here with other layers",
-		    sn->snapshot_id);
+		return sbx_err_set(e, SBX_EX_DATAERR, "snapshot %s exists here with other layers "
+		    "or another checkpoint", sn->snapshot_id);
 	return 1;
 }
 
@@ -971,6 +1122,8 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
     struct sbx_err *e)
 {
 	struct sbx_snapshot sn;
+	const struct sbx_snap_layer *b;
+	const char *what;
 	struct archive *a;
 	struct archive_entry *ent;
 	char *meta = NULL, *have = NULL, p[1200];
@@ -1023,7 +1176,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 			meta[len] = '\0';
 			if (sbx_snapshot_parse("snapshot.yaml", meta, len, &sn, e) == -1)
 				goto out;
-			if ((have = calloc(sn.n_layers, 1)) == NULL) {
+			if ((have = calloc(sn.n_layers + 1, 1)) == NULL) {
 				sbx_err_oom(e);
 				goto out;
 			}
@@ -1034,25 +1187,8 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 			sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': not a layer", name);
 			goto out;
 		}
-		{
-			char hex[SBX_DIGEST_HEX + 1];
-			size_t k, found = 0;
-
-			memcpy(hex, name + 7, SBX_DIGEST_HEX);
-			hex[SBX_DIGEST_HEX] = '\0';
-			for (k = 0; k < sn.n_layers; k++)
-				if (strcmp(sn.layers[k].digest, hex) == 0) {
-					if (!found && !have[k] && import_layer(s, a, hex, &sn.layers[k],
-					    e) == -1)
-						goto out;
-					found = have[k] = 1;
-				}
-			if (!found) {
-				sbx_err_set(e, SBX_EX_DATAERR, "entry '%.200s': a layer the snapshot "
-				    "does not name", name);
-				goto out;
-			}
-		}
+		if (import_entry(s, a, &sn, name + 7, have, e) == -1)
+			goto out;
 	}
 	if (ar != ARCHIVE_EOF) {
 		sbx_err_set(e, SBX_EX_DATAERR, "damaged snapshot archive: %s", archive_error_string(a));
@@ -1062,11 +1198,11 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 		sbx_err_set(e, SBX_EX_DATAERR, "empty snapshot archive");
 		goto out;
 	}
-	for (i = 0; i < sn.n_layers; i++) {
-		if (!have[i] && (blob_path(s, sn.layers[i].digest, p, sizeof p, e) == -1 ||
+	for (i = 0; (b = sbx_snapshot_blob(&sn, i, &what)) != NULL; i++) {
+		if (!have[i] && (blob_path(s, b->digest, p, sizeof p, e) == -1 ||
 		    access(p, F_OK) == -1)) {
-			sbx_err_set(e, SBX_EX_DATAERR, "layer sha256:%s is neither in the archive nor "
-			    "in the store", sn.layers[i].digest);
+			sbx_err_set(e, SBX_EX_DATAERR, "%s sha256:%s is neither in the archive nor "
+			    "in the store", what, b->digest);
 			goto out;
 		}
 	}
@@ -1088,9 +1224,9 @@ out:
 
 /* The layer cache */
 
-/* cache/HEX, extracting the layer first if it is not there. */
+/* cache/HEX, extracting the layer (what: or the checkpoint) first if it is not there. */
 static int
-cache_layer(const struct sbx_store *s, const char *hex, char *dir, size_t size,
+cache_blob(const struct sbx_store *s, const char *what, const char *hex, char *dir, size_t size,
     struct sbx_err *e)
 {
 	struct sbx_layer_info li;
@@ -1110,12 +1246,12 @@ cache_layer(const struct sbx_store *s, const char *hex, char *dir, size_t size,
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
 	if ((fd = open(blob, O_RDONLY | O_CLOEXEC)) == -1) {
 		rmdir(tmp);
-		return sbx_err_sys(e, 0, "layer sha256:%s (%s)", hex, blob);
+		return sbx_err_sys(e, 0, "%s sha256:%s (%s)", what, hex, blob);
 	}
 	r = sbx_layer_unpack(fd, hex, tmp, !s->rootless, &li, e);
 	close(fd);
 	if (r == -1) {
-		sbx_err_prefix(e, "layer sha256:%s", hex);
+		sbx_err_prefix(e, "%s sha256:%s", what, hex);
 		sbx_rm_rf(tmp, NULL);
 		return -1;
 	}
@@ -1162,7 +1298,7 @@ sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, siz
 		return sbx_err_oom(e);
 	}
 	for (i = 0; i < sn.n_layers; i++) {
-		if (cache_layer(s, sn.layers[i].digest, d, sizeof d, e) == -1 ||
+		if (cache_blob(s, "layer", sn.layers[i].digest, d, sizeof d, e) == -1 ||
 		    ((*dirs)[i] = strdup(d)) == NULL) {
 			if (e && !e->msg[0])
 				sbx_err_oom(e);
@@ -1178,6 +1314,59 @@ sbx_snapshot_lowers(const struct sbx_store *s, const char *id, char ***dirs, siz
 	}
 	*n = sn.n_layers;
 	sbx_snapshot_free(&sn);
+	return 0;
+}
+
+/* Memory */
+
+int
+sbx_snapshot_memory_pack(const struct sbx_store *s, const char *dir, const char *tier,
+    struct sbx_snapshot *sn, struct sbx_err *e)
+{
+	struct sbx_pack_opts o = { NULL, -1, NULL, 0 };
+	struct sbx_layer_info li;
+	char tmp[1200], tag[SBX_ID_MAX + 16], *t;
+	int fd, r;
+
+	if (!tier_valid(tier))
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "checkpoint of snapshot %s: tier '%.80s' is "
+		    "not a tier's name", sn->snapshot_id, tier);
+	snprintf(tag, sizeof tag, "%s-memory", sn->snapshot_id);
+	if ((fd = open_tmp(s, "layers", tag, tmp, sizeof tmp, e)) == -1)
+		return -1;
+	/* The tier wrote its files as the store's owner (root, or a rootless
+	 * caller): one ID, stored as 0, as a rootless sandbox's layer is. */
+	r = sbx_layer_pack(dir, 0, 1, fd, &o, &li, e);
+	if (r == 0 && fsync(fd) == -1)
+		r = sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
+	close(fd);
+	if (r == -1) {
+		unlink(tmp);
+		return sbx_err_prefix(e, "checkpoint of snapshot %s (%s)", sn->snapshot_id, dir);
+	}
+	if (blob_commit(s, tmp, li.digest, e) == -1)
+		return -1;
+	if ((t = strdup(tier)) == NULL)
+		return sbx_err_oom(e);
+	free(sn->memory_tier);
+	sn->memory_tier = t;
+	memcpy(sn->memory.digest, li.digest, sizeof li.digest);
+	sn->memory.size = li.size;
+	sn->memory.unpacked = li.unpacked;
+	sn->has_memory = 1;
+	return 0;
+}
+
+int
+sbx_snapshot_memory_dir(const struct sbx_store *s, const struct sbx_snapshot *sn, char *dir,
+    size_t size, struct sbx_err *e)
+{
+	if (!sn->has_memory)
+		return sbx_err_set(e, SBX_EX_NOINPUT, "snapshot %s holds no memory checkpoint",
+		    sn->snapshot_id);
+	if (sbx_snapshot_limits(s, e) == -1 ||
+	    cache_blob(s, "checkpoint", sn->memory.digest, dir, size, e) == -1)
+		return sbx_err_prefix(e, "snapshot %s", sn->snapshot_id);
 	return 0;
 }
 
@@ -1234,12 +1423,13 @@ sbx_snapshot_set_find(const struct sbx_snap_set *a, const char *id)
 int
 sbx_snapshot_set_names(const struct sbx_snap_set *a, const char *hex)
 {
+	const struct sbx_snap_layer *b;
 	size_t i, k;
 
 	for (i = 0; i < a->n; i++)
 		if (a->keep[i])
-			for (k = 0; k < a->v[i].n_layers; k++)
-				if (strcmp(a->v[i].layers[k].digest, hex) == 0)
+			for (k = 0; (b = sbx_snapshot_blob(&a->v[i], k, NULL)) != NULL; k++)
+				if (strcmp(b->digest, hex) == 0)
 					return 1;
 	return 0;
 }

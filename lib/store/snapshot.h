@@ -6,8 +6,10 @@
  *
  *   $SBX_ROOT/snapshots/ID.yaml     metadata, written last and atomically
  *   $SBX_ROOT/snapshots/ID.index    what the layer's tree held (for the next diff)
- *   $SBX_ROOT/layers/HEX.tar.zst    layers, one file per SHA-256, shared
+ *   $SBX_ROOT/layers/HEX.tar.zst    layers (and memory checkpoints, packed
+ *                                   the same way), one file per SHA-256, shared
  *   $SBX_ROOT/cache/HEX/            a layer extracted once, mounted read-only
+ *                                   (or a checkpoint, read by its tier)
  *   $SBX_ROOT/snapshots/.lock       shared while snapshots are made or used,
  *                                   exclusive while retention removes them
  *
@@ -41,7 +43,19 @@ struct sbx_snapshot {
 	                                    * snapshot's own (or the same tree already there) */
 	size_t n_layers;
 	struct sbx_manifest manifest;      /* the source sandbox's, without state keys */
+	/* The sandbox's memory, when its tier could checkpoint it: a directory
+	 * the tier wrote, packed as a layer is (but never stacked), restorable
+	 * only by the tier that wrote it (memory_tier: tier/runtime, "oci/runsc"). */
+	struct sbx_snap_layer memory;
+	int has_memory;
+	char *memory_tier;
 };
+
+/* The blobs a snapshot names in layers/: its layers, bottom first, then its
+ * checkpoint. The i-th, or NULL past the last; what (may be NULL) gets
+ * "layer" or "checkpoint", for messages. Not a chain: only layers stack. */
+const struct sbx_snap_layer *sbx_snapshot_blob(const struct sbx_snapshot *sn, size_t i,
+    const char **what);
 
 /*
  * Who stands on which snapshot. The store cannot tell a live sandbox (that is
@@ -81,7 +95,21 @@ typedef int (*sbx_snapshot_pack_fn)(void *ctx, int fd, const struct sbx_pack_opt
 int sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m,
     double frozen_at, sbx_snapshot_pack_fn pack, void *ctx, struct sbx_snapshot *sn,
     struct sbx_err *e);
-/* Recompute every layer's digest and check what mounting needs (a chain
+/*
+ * Under the store's shared lock, as capture: pack the memory checkpoint its
+ * tier wrote in dir (owned by the store's owner: root, or a rootless caller)
+ * into the store and name it in sn, written by tier ("oci/runsc"; 1 to 64 of
+ * A-Z a-z 0-9 . _ + - /). Called after sbx_snapshot_capture, before
+ * sbx_snapshot_save.
+ */
+int sbx_snapshot_memory_pack(const struct sbx_store *s, const char *dir, const char *tier,
+    struct sbx_snapshot *sn, struct sbx_err *e);
+/* The checkpoint of sn extracted into the cache (checked against its digest
+ * the first time, as layers are), its directory in dir; the tier reads it,
+ * never writes. A snapshot without memory is 66; a damaged checkpoint 65. */
+int sbx_snapshot_memory_dir(const struct sbx_store *s, const struct sbx_snapshot *sn, char *dir,
+    size_t size, struct sbx_err *e);
+/* Recompute every layer's (and the checkpoint's) digest and check what mounting needs (a chain
  * overlayfs can stack, a base root that is there); damage is exit 1 naming
  * the layer. */
 int sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_err *e);
@@ -89,7 +117,7 @@ int sbx_snapshot_verify(const struct sbx_store *s, const char *id, struct sbx_er
  * live sandbox was made from is exit 75. */
 int sbx_snapshot_remove(const struct sbx_store *s, sbx_snapshot_users_fn users, const char *id,
     struct sbx_err *e);
-/* A snapshot and every layer of its chain as one tar archive on fd. */
+/* A snapshot and every layer of its chain (and its checkpoint) as one tar archive on fd. */
 int sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sbx_err *e);
 /* The reverse, checking every digest and every entry; out gets the ID. */
 int sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
@@ -137,7 +165,7 @@ int sbx_snapshot_chain_check(const char *name, const struct sbx_snapshot *sn,
  * same ID at once: the second fails, errno EEXIST). */
 int sbx_snapshot_save(const struct sbx_store *s, const struct sbx_snapshot *sn,
     struct sbx_err *e);
-/* Whether two snapshots stack the same layers. */
+/* Whether two snapshots stack the same layers (and hold the same checkpoint). */
 int sbx_snapshot_same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b);
 /* Whether snapshot sn is in the store: 1 with the same layers, 0 not there;
  * another snapshot under its ID is -1 (exit 65). */
@@ -160,7 +188,7 @@ struct sbx_snap_set {
 };
 void sbx_snapshot_set_free(struct sbx_snap_set *a);
 long sbx_snapshot_set_find(const struct sbx_snap_set *a, const char *id);
-/* Whether a kept snapshot names layer hex. */
+/* Whether a kept snapshot names blob hex (a layer or a checkpoint). */
 int sbx_snapshot_set_names(const struct sbx_snap_set *a, const char *hex);
 /* Retention's rules (see sbx_snapshot_retain) applied to a, with the live
  * sandboxes users lists in store live (either NULL: none) pinning the
