@@ -233,7 +233,7 @@ main(int argc, char *argv[])
 	}
 	if (snap_before) {
 		/* Snapshot before mutating: the command runs only once it is written. */
-		struct sbx_snap_opts o = { NULL, "before-run" };
+		struct sbx_snap_opts o = { NULL, "before-run", 1 };
 		char snap[SBX_ID_MAX + 1];
 
 		if (sbx_snap_create(&store, id, &o, snap, &e) == -1)

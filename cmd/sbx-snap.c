@@ -17,7 +17,8 @@ static void __attribute__((noreturn))
 usage(int code)
 {
 	sbx_usage(code,
-	    "usage: sbx-snap [create] [--id SNAP] [-o yaml|json] [-c ID] [SANDBOX | -]\n"
+	    "usage: sbx-snap [create] [--id SNAP] [--no-memory] [-o yaml|json] [-c ID]\n"
+	    "                [SANDBOX | -]\n"
 	    "       sbx-snap list [--store URL] [-o yaml|json]\n"
 	    "       sbx-snap inspect [--store URL] [-o yaml|json] [SNAP | -]\n"
 	    "       sbx-snap verify SNAP...\n"
@@ -31,6 +32,8 @@ usage(int code)
 	    "Snapshot a sandbox and print the snapshot's ID; list, inspect, verify, remove,\n"
 	    "restore, export, import, push and pull snapshots.\n\n"
 	    "  -i, --id ID              create: the snapshot's ID; restore: the sandbox's\n"
+	    "      --no-memory          create: the files only, where the tier could also\n"
+	    "                           checkpoint the memory (runsc)\n"
 	    "  -o, --output yaml|json   print whole snapshot documents\n"
 	    "  -f, --file FILE          export to FILE instead of stdout\n"
 	    "      --store URL          the s3:// store of push, pull, list, inspect, remove,\n"
@@ -45,6 +48,7 @@ struct args {
 	struct sbx_store store;
 	enum sbx_format fmt;
 	const char *want, *file, *url, *manifest;
+	int no_memory;
 	int argc;
 	char **argv;
 };
@@ -90,7 +94,7 @@ show(const struct sbx_store *s, const char *id, enum sbx_format fmt, int stream)
 static int
 do_create(struct args *a)
 {
-	struct sbx_snap_opts o = { a->want, "manual" };
+	struct sbx_snap_opts o = { a->want, "manual", a->no_memory };
 	struct sbx_err e = { 0 };
 	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1];
 
@@ -327,6 +331,7 @@ main(int argc, char *argv[])
 		{ "store", required_argument, NULL, 's' },
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "policy", required_argument, NULL, 'P' },
+		{ "no-memory", no_argument, NULL, 'M' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -345,6 +350,7 @@ main(int argc, char *argv[])
 		case 's': a.url = optarg; break;
 		case 'm': a.manifest = optarg; break;
 		case 'P': sbx_policy_set_path(optarg); break;
+		case 'M': a.no_memory = 1; break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -361,7 +367,7 @@ main(int argc, char *argv[])
 			break;
 		}
 	if ((a.file && !v->file) || (a.want && !v->id) || (a.manifest && !v->manifest) ||
-	    (a.url && !v->store))
+	    (a.url && !v->store) || (a.no_memory && v->run != do_create))
 		usage(SBX_EX_USAGE);
 	if (a.url == NULL && (v->run == do_push || v->run == do_pull))
 		errx(SBX_EX_USAGE, "%s: --store URL is required", v->name);

@@ -133,7 +133,7 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 	if (sbx_snapshot_exists(s, src)) {
 		snprintf(snap, sizeof snap, "%s", src);
 	} else if (sbx_store_exists(s, src)) {
-		struct sbx_snap_opts o = { NULL, "fork" };
+		struct sbx_snap_opts o = { NULL, "fork", 0 };
 		char base[SBX_ID_MAX + 1];
 		struct sbx_manifest m;
 		long long factor;
@@ -230,7 +230,7 @@ int
 sbx_fork_select(const struct sbx_store *s, const char *winner, char out[SBX_ID_MAX + 1],
     struct sbx_err *e)
 {
-	struct sbx_snap_opts o = { NULL, "select" };
+	struct sbx_snap_opts o = { NULL, "select", 0 };
 	struct sbx_manifest m;
 	struct sbx_strv kids = { NULL, 0 };
 	char *parent, detail[512];

@@ -31,7 +31,7 @@ sbx_gc_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e)
 	keep = m.snapshot.keep != SBX_UNSET_INT ? m.snapshot.keep : 1;
 	sbx_manifest_free(&m);
 	if (before) {
-		struct sbx_snap_opts o = { NULL, "before-destroy" };
+		struct sbx_snap_opts o = { NULL, "before-destroy", 1 };
 		struct sbx_err pe;
 		char snap[SBX_ID_MAX + 1];
 

@@ -104,6 +104,35 @@ unenforceable(const struct sbx_store *s, const char *defaulted, struct sbx_err *
 	return -1;
 }
 
+/*
+ * Make the sandbox: from a snapshot's memory checkpoint when it has one its
+ * tier wrote (oci/runsc), where the processes it held go on; else fresh.
+ */
+static int
+create(const struct sbx_store *s, const struct sbx_driver *drv, struct sbx_manifest *m,
+    struct sbx_err *e)
+{
+	struct sbx_snapshot sn;
+	char dir[1200], tier[1200];
+	const char *rt = m->runtime ? strrchr(m->runtime, '/') : NULL;
+	int r;
+
+	if (!sbx_manifest_rootfs_is_snapshot(m->rootfs) || drv->restore == NULL)
+		return drv->create(s, m, e);
+	if (sbx_snapshot_load(s, m->rootfs, &sn, e) == -1)
+		return -1;
+	snprintf(tier, sizeof tier, "%s/%s", m->isolation_level, rt ? rt + 1 : m->runtime ?
+	    m->runtime : m->isolation_level);
+	if (!sn.has_memory || sn.memory_tier == NULL || strcmp(sn.memory_tier, tier) != 0) {
+		sbx_snapshot_free(&sn);
+		return drv->create(s, m, e);
+	}
+	r = sbx_snapshot_memory_dir(s, &sn, dir, sizeof dir, e) == -1 ? -1 :
+	    drv->restore(s, m, dir, e);
+	sbx_snapshot_free(&sn);
+	return r;
+}
+
 int
 sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
     int *existed, struct sbx_err *e)
@@ -161,7 +190,7 @@ sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 	/* A root made from a snapshot: retention must not take the snapshot meanwhile. */
 	if (sbx_manifest_rootfs_is_snapshot(m->rootfs) && (slock = sbx_snapshot_lock(s, 0, e)) == -1)
 		goto fail;
-	if (drv->create(s, m, e) == -1) {
+	if (create(s, drv, m, e) == -1) {
 		unenforceable(s, defaulted, e);
 		goto fail;
 	}

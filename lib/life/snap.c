@@ -2,6 +2,7 @@
 /* Taking a snapshot of a sandbox: see snap.h. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -29,6 +30,48 @@ pack(void *ctx, int fd, const struct sbx_pack_opts *o, struct sbx_layer_info *li
 	return c->drv->capture(c->s, c->m, fd, o, li, e);
 }
 
+/*
+ * The frozen sandbox's memory, where its tier can checkpoint it, into the
+ * sandbox's own checkpoint/ directory (*dir: its path, "" when none was
+ * taken): packed into the store once the sandbox runs again.
+ */
+static int
+take_memory(const struct sbx_store *s, const struct sbx_driver *drv, struct sbx_manifest *m,
+    const struct sbx_snap_opts *opts, char *dir, size_t size, struct sbx_err *e)
+{
+	dir[0] = '\0';
+	if (opts->no_memory || drv->can_checkpoint == NULL || !drv->can_checkpoint(m))
+		return 0;
+	if (sbx_store_path(s, m->sandbox_id, "checkpoint", dir, size, e) == -1 ||
+	    sbx_rm_rf(dir, e) == -1)
+		return -1;
+	if (mkdir(dir, 0700) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", dir);
+	if (drv->checkpoint(s, m, dir, e) == -1) {
+		sbx_rm_rf(dir, NULL);
+		dir[0] = '\0';
+		return sbx_err_prefix(e, "memory checkpoint");
+	}
+	return 0;
+}
+
+/* The checkpoint in dir into the store, as sn's memory; dir removed. */
+static int
+keep_memory(const struct sbx_store *s, const struct sbx_manifest *m, const char *dir,
+    struct sbx_snapshot *sn, struct sbx_err *e)
+{
+	char tier[128];
+	int r;
+
+	if (dir[0] == '\0')
+		return 0;
+	snprintf(tier, sizeof tier, "%s/%s", m->isolation_level,
+	    sbx_rt_str(m, "runtime_kind") ? sbx_rt_str(m, "runtime_kind") : m->isolation_level);
+	r = sbx_snapshot_memory_pack(s, dir, tier, sn, e);
+	sbx_rm_rf(dir, NULL);
+	return r;
+}
+
 /* The source's manifest, as a snapshot keeps it: no state keys, no ID. */
 static int
 copy_manifest(const struct sbx_manifest *m, struct sbx_manifest *out, struct sbx_err *e)
@@ -51,7 +94,7 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 	struct pack_ctx pc;
 	struct sbx_snapshot sn;
 	struct sbx_manifest m;
-	char id[SBX_ID_MAX + 1];
+	char id[SBX_ID_MAX + 1], ckpt[1200] = "";
 	enum sbx_status was = SBX_STATUS_NONE;
 	int slock = -1, lock = -1, frozen = 0, r = -1, tries;
 	double frozen_at;
@@ -131,15 +174,32 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 		sbx_driver_cannot(drv, "capture its writable layer", e);
 		goto restore;
 	}
-	if (sbx_snapshot_capture(s, &m, frozen_at, pack, &pc, &sn, e) == -1)
+	/* Memory first: the checkpoint stops the sandbox, and the files are
+	 * read as it left them. */
+	if (frozen && take_memory(s, drv, &m, opts, ckpt, sizeof ckpt, e) == -1)
 		goto restore;
+	if (ckpt[0] != '\0')
+		frozen = 0;
+	r = sbx_snapshot_capture(s, &m, frozen_at, pack, &pc, &sn, e);
+	if (ckpt[0] != '\0' && drv->restart(s, &m, ckpt, r == 0 ? e : NULL) == -1) {
+		if (r == 0)
+			sbx_err_prefix(e, "restarting the sandbox from its checkpoint");
+		r = -1;
+	}
+	if (r == -1) {
+		if (ckpt[0] != '\0')
+			sbx_rm_rf(ckpt, NULL);
+		goto restore;
+	}
+	r = -1;
 	if (frozen) {
 		struct sbx_err te;
 
 		if (drv->freeze(&m, 0, &te) == 0)
 			frozen = 0;
 	}
-	if (copy_manifest(&m, &sn.manifest, e) == -1 || sbx_snapshot_save(s, &sn, e) == -1)
+	if (keep_memory(s, &m, ckpt, &sn, e) == -1 || copy_manifest(&m, &sn.manifest, e) == -1 ||
+	    sbx_snapshot_save(s, &sn, e) == -1)
 		goto restore;
 	sbx_crash_point("snap-saved");
 	snprintf(out, SBX_ID_MAX + 1, "%s", id);

@@ -14,6 +14,7 @@
 struct sbx_snap_opts {
 	const char *id;        /* caller-chosen snapshot ID, or NULL */
 	const char *reason;    /* manual, periodic, before-destroy, before-run, fork, select */
+	int no_memory;         /* files only, even where the tier can checkpoint memory */
 };
 /*
  * Snapshot sandbox sid: freeze it, pack its writable layer, thaw it, write the

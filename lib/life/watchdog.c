@@ -135,7 +135,7 @@ tend(const struct sbx_store *s, struct target *t, double poll)
 	}
 	check_memory(s, t);
 	if (t->snap_every > 0 && now >= t->next_snap) {
-		struct sbx_snap_opts o = { NULL, "periodic" };
+		struct sbx_snap_opts o = { NULL, "periodic", 1 };
 		char snap[SBX_ID_MAX + 1];
 
 		/* A sandbox busy being made, snapshotted or paused by others: next time. */

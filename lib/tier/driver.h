@@ -68,10 +68,13 @@ struct sbx_driver {
 	/* Whether this sandbox's memory can be checkpointed (NULL: never). */
 	int (*can_checkpoint)(const struct sbx_manifest *m);
 	/* Write the memory and device state of the frozen sandbox into dir (an
-	 * empty directory of the caller's), to be restored later; the sandbox
-	 * is frozen again after, its runtime state (m) updated for the caller
-	 * to save. */
+	 * empty directory of the caller's), to be restored later. The sandbox
+	 * is stopped there (nothing of it runs or writes) until restart. */
 	int (*checkpoint)(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
+	    struct sbx_err *e);
+	/* The sandbox stopped at its checkpoint in dir goes on from it; its
+	 * runtime state (m) updated for the caller to save. */
+	int (*restart)(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
 	    struct sbx_err *e);
 	/* Create from a checkpoint (restore is a form of create: a new container
 	 * or VMM process loads dir); as create otherwise. */

@@ -55,9 +55,6 @@ oci_refuse(const struct sbx_manifest *m, struct sbx_err *e)
 	if (m->n_mounts > 0)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "filesystem_mounts: isolation_level oci "
 		    "(runtime %s) has no bind mounts yet", rt);
-	if (sbx_manifest_rootfs_is_snapshot(m->rootfs))
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "rootfs %s: isolation_level oci "
-		    "(runtime %s) cannot start from a snapshot yet", m->rootfs, rt);
 	return 0;
 }
 
@@ -392,34 +389,48 @@ oci_lowers(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_l
 }
 
 /*
- * gVisor's checkpoint stops the sandbox (runsc's own --leave-running makes
- * it again where its root is not mounted, and waits on it): it is restored
- * at once from what was just saved, in a mount namespace with its root, as
- * the lifecycle froze it. Its processes go on where they were.
+ * gVisor's checkpoint stops the sandbox; runsc's own --leave-running makes
+ * it again where its root is not mounted, and waits on it. The lifecycle
+ * reads the files while it is stopped, then restarts it (oci_restart).
+ * runsc cannot checkpoint a paused sandbox and stop it cleanly after: it
+ * runs for the moment between resume and its own pause for the checkpoint,
+ * before anything is read.
  */
 static int
 oci_checkpoint(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
     struct sbx_err *e)
 {
 	const char *ck[] = { "checkpoint", "--image-path", dir, m->sandbox_id, NULL };
-	const char *del[] = { "delete", m->sandbox_id, NULL };
-	const char *pause[] = { "pause", m->sandbox_id, NULL };
+	const char *resume[] = { "resume", m->sandbox_id, NULL };
 	struct oci_paths p = { 0 };
-	struct sbx_lowers lw;
-	int r;
 
 	if (oci_paths(s, m, &p, e) == -1)
 		return -1;
 	if (p.kind != OCI_RUNSC)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "runtime %s keeps no memory checkpoint "
 		    "(only runsc does; sbx-snap --no-memory takes the files)", m->runtime);
-	if (oci_do(&p, ck, NULL, 0, e) == -1)
+	if (oci_do(&p, resume, NULL, 0, e) == -1 || oci_do(&p, ck, NULL, 0, e) == -1)
 		return -1;
 	sbx_crash_point("oci-checkpointed");
+	return 0;
+}
+
+/* The sandbox stopped at its checkpoint, restored from it where its root is
+ * mounted. Its processes go on where they were. */
+static int
+oci_restart(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
+    struct sbx_err *e)
+{
+	const char *del[] = { "delete", "--force", m->sandbox_id, NULL };
+	struct oci_paths p = { 0 };
+	struct sbx_lowers lw;
+	int r;
+
+	if (oci_paths(s, m, &p, e) == -1)
+		return -1;
 	if (oci_do(&p, del, NULL, 0, e) == -1 || oci_lowers(s, m, &lw, e) == -1)
 		return sbx_err_prefix(e, "the sandbox stopped at its checkpoint");
-	r = oci_make(s, m, &lw, &p, dir, e) == -1 || oci_running(m, &p, e) == -1 ||
-	    oci_do(&p, pause, NULL, 0, e) == -1 ? -1 : 0;
+	r = oci_make(s, m, &lw, &p, dir, e) == -1 || oci_running(m, &p, e) == -1 ? -1 : 0;
 	sbx_lowers_free(&lw);
 	return r == -1 ? sbx_err_prefix(e, "the sandbox stopped at its checkpoint") : 0;
 }
@@ -501,6 +512,7 @@ const struct sbx_driver sbx_driver_oci = {
 	/* runsc only: runc and crun would need CRIU, which fails on this kernel. */
 	.can_checkpoint = oci_can_checkpoint,
 	.checkpoint = oci_checkpoint,
+	.restart = oci_restart,
 	.restore = oci_restore,
 	/* No allow-list to re-pin yet. */
 };
