@@ -314,14 +314,20 @@ parse_blob(const char *name, const struct sbx_node *l, const char *what,
 	return 0;
 }
 
-/* Which tier (and runtime) wrote a checkpoint: a name, never a path. */
+/* Which tier (and runtime) wrote a checkpoint: words joined by '/', never a
+ * path that climbs (no empty word, none that begins with a dot). */
 static int
 tier_valid(const char *t)
 {
-	size_t n = strlen(t);
+	size_t n = strlen(t), i;
 
-	return n > 0 && n <= 64 && t[0] != '/' && t[n - 1] != '/' &&
-	    strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-/") == n;
+	if (n == 0 || n > 64 ||
+	    strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-/") != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((i == 0 || t[i - 1] == '/') && (t[i] == '/' || t[i] == '.'))
+			return 0;
+	return t[n - 1] != '/';
 }
 
 /* memory: true|false (absent: false); with true, and only then, checkpoint:
@@ -357,7 +363,8 @@ parse_memory(const char *name, const struct sbx_node *t, struct sbx_snapshot *sn
 		return -1;
 	if (!tier_valid(sn->memory_tier))
 		return sbx_node_err(e, name, sbx_node_get(c, "tier"), "checkpoint: tier must be "
-		    "a tier's name (1 to 64 of A-Z a-z 0-9 . _ + - /, as oci/runsc)");
+		    "a tier's name (words of A-Z a-z 0-9 . _ + - joined by /, none beginning "
+		    "with a dot, at most 64 bytes, as oci/runsc)");
 	/* The same bytes as a layer (kept once in the store) are the same size. */
 	for (i = 0; i < sn->n_layers; i++)
 		if (strcmp(sn->layers[i].digest, sn->memory.digest) == 0 &&

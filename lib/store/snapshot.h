@@ -98,8 +98,9 @@ int sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m
 /*
  * Under the store's shared lock, as capture: pack the memory checkpoint its
  * tier wrote in dir (owned by the store's owner: root, or a rootless caller)
- * into the store and name it in sn, written by tier ("oci/runsc"; 1 to 64 of
- * A-Z a-z 0-9 . _ + - /). Called after sbx_snapshot_capture, before
+ * into the store and name it in sn, written by tier ("oci/runsc": words of
+ * A-Z a-z 0-9 . _ + - joined by '/', none beginning with a dot, at most 64
+ * bytes; else 70). Called after sbx_snapshot_capture, before
  * sbx_snapshot_save.
  */
 int sbx_snapshot_memory_pack(const struct sbx_store *s, const char *dir, const char *tier,
