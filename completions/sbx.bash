@@ -16,7 +16,7 @@ _sbx_prog() {
 	case $prog in
 	sbx-provision) opts="-n --dry-run --no-watchdog -o --output -c --correlation-id -P --policy -h --help -V --version" ;;
 	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -c --correlation-id -P --policy -h --help -V --version" ;;
-	sbx-snap) opts="--id --store -o --output -f --file -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
+	sbx-snap) opts="--id --no-memory --store -o --output -f --file -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-fork) opts="-n --count --id --select --store -o --output -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-inspect) opts="-o --output -h --help -V --version" ;;
 	sbx-ls) opts="-s --snapshots -q --quiet -o --output -h --help -V --version" ;;

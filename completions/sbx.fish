@@ -64,6 +64,7 @@ complete -c sbx-pause -f -a '(__sbx_ids)'
 
 complete -c sbx-snap -f -n 'not __fish_seen_subcommand_from create list inspect verify remove restore export import push pull' -a 'create list inspect verify remove restore export import push pull'
 complete -c sbx-snap -l id -x -d 'snapshot ID (create), sandbox ID (restore)'
+complete -c sbx-snap -l no-memory -d 'the files only, no memory checkpoint (create)'
 complete -c sbx-snap -l store -x -d 'S3 store for push, pull, list, inspect, remove, restore'
 complete -c sbx-snap -s o -l output -x -a 'yaml json' -d 'output format'
 complete -c sbx-snap -s f -l file -r -F -d 'export to a file'

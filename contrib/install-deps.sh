@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Install the Debian packages sbx builds and tests with, when any is missing.
 set -eu
-pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev libarchive-dev libcurl4-openssl-dev zstd scdoc bats iproute2 nftables libnftables1 util-linux bsdutils procps e2fsprogs python3 python3-yaml man-db curl runc"
+pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev libarchive-dev libcurl4-openssl-dev zstd scdoc bats iproute2 nftables libnftables1 util-linux bsdutils procps e2fsprogs python3 python3-yaml man-db curl runc crun runsc"
 # `install-deps.sh bench`: what make bench compares against
 [ "${1:-}" = bench ] && pkgs="$pkgs bubblewrap hyperfine libarchive-tools"
 # `install-deps.sh s3`: a real S3 server (Ceph radosgw) and a scheduler (Slurm) for tests/9*.bats

@@ -63,10 +63,13 @@ tier_confined() {
 @test "tier: new PID, network, mount, user, IPC and UTS namespaces; few processes; the host's invisible" {
 	tier_provision </dev/null
 	# gVisor's namespaces are its own kernel's (its /proc has no ns/): the
-	# host's view of its sandbox process shows the host's
-	pid=self
-	[ "$TIER" != runsc ] || pid=$(state "$ID" pid)
-	for ns in pid net mnt user ipc uts; do
+	# host's view of its sandbox process shows the host's, but for PIDs,
+	# which gVisor's kernel numbers itself (the count below)
+	pid=self nss="pid net mnt user ipc uts"
+	if [ "$TIER" = runsc ]; then
+		pid=$(state "$ID" pid) nss="net mnt user ipc uts"
+	fi
+	for ns in $nss; do
 		if [ "$pid" = self ]; then
 			run -0 sbx-run "$ID" -- readlink "/proc/self/ns/$ns"
 		else
@@ -75,7 +78,7 @@ tier_confined() {
 		[ -n "$output" ]
 		[ "$output" != "$(readlink "/proc/self/ns/$ns")" ]
 	done
-	run -0 sbx-run "$ID" -- sh -c 'ls /proc | grep -c "^[0-9]"'
+	run -0 sbx-run "$ID" -- sh -c 'set -- /proc/[0-9]*; echo $#'
 	[ "$output" -lt 10 ]
 	run -0 sbx-run "$ID" -- sh -c "kill -0 $$ 2>&1; echo rc=\$?"
 	[[ $output == *"rc=1"* ]]
@@ -258,9 +261,9 @@ for i in range(0, len(b), 4096):
 	[ "$output" = 'a"b,c' ]
 }
 
-@test "runc: a runtime that is missing, not runc, or anyone's to write; a runtime not driven yet: 69, nothing made" {
+@test "runc: a runtime that is missing, not what it is named, or anyone's to write; one sbx does not drive: 69, nothing made" {
 	only_runc
-	for rt in /nonexistent/runc /bin/true crun runsc; do
+	for rt in /nonexistent/runc /bin/true kata-runtime; do
 		sed "s|^runtime: .*|runtime: $rt|" "$WORK/m.yaml" > "$WORK/rt.yaml"
 		run -69 sbx-provision "$WORK/rt.yaml"
 		[[ $output == *"runtime $rt"* ]]
@@ -294,4 +297,108 @@ for i in range(0, len(b), 4096):
 	[[ $output == *"sbx-run -t"* ]]
 	run -0 sbx-ls -q
 	[ "$output" = "$ID" ]
+}
+
+only_runsc() {
+	[ "$TIER" = runsc ] || skip "gVisor's own (SBX_TIER=$TIER)"
+}
+
+@test "runsc: the kernel inside is gVisor's, which answers what the host's would; the state names the platform" {
+	only_runsc
+	tier_manifest "seccomp: unconfined" <<<'trust: trusted'
+	# without a filter of its own, which would refuse syslog(2) anyway
+	policy <<-'EOF'
+	max_trust: trusted
+	allow:
+	  landlock_off: true
+	  seccomp_unconfined: true
+	EOF
+	provision "$WORK/m.yaml"
+	run -0 sbx-run "$ID" -- uname -r
+	[ "$output" != "$(uname -r)" ]
+	# syslog(2): the host's kernel log would be refused to the sandbox's
+	# root; gVisor's kernel answers with its own
+	run -0 sbx-run "$ID" -- dmesg
+	[[ $output == *"Starting gVisor"* ]]
+	run -0 sbx-run "$ID" -- unshare -U cat /proc/self/uid_map
+	platform=ptrace
+	python3 -c 'import os; os.close(os.open("/dev/kvm", os.O_RDWR))' 2>/dev/null && platform=kvm
+	[ "$(state "$ID" platform)" = "$platform" ]
+}
+
+# A Python process whose token and count are in its memory alone, writing
+# them to /tmp (gVisor's memory too) for the tests to read.
+COUNTER='import os, time
+tok = os.urandom(8).hex()
+i = 0
+while True:
+    i += 1
+    with open("/tmp/state.new", "w") as f:
+        f.write("%s %d\n" % (tok, i))
+    os.rename("/tmp/state.new", "/tmp/state")
+    time.sleep(0.02)'
+
+start_counter() {
+	local n
+	run -0 sbx-run -e "COUNTER=$COUNTER" "$1" -- sh -c \
+		'setsid python3 -c "$COUNTER" </dev/null >/dev/null 2>&1 &'
+	for n in $(seq 200); do
+		run sbx-run "$1" -- cat /tmp/state
+		[ "$status" -ne 0 ] || return 0
+	done
+	return 1
+}
+
+@test "runsc: a running process's memory is snapshotted; 3 forks go on with its token from its count, and diverge; the parent goes on" {
+	only_runsc
+	tier_provision </dev/null
+	parent=$ID
+	start_counter "$parent"
+	read -r token before <<<"$output"
+	run -0 sbx-snap "$parent"
+	snap=$output
+	run -0 sbx-snap inspect -o yaml "$snap"
+	[[ $output == *"memory: true"* ]]
+	[[ $output == *'tier: "oci/runsc"'* ]]
+	run -0 sbx-fork -n 3 "$snap"
+	kids=$output
+	[ "$(wc -l <<<"$kids")" -eq 3 ]
+	for kid in $kids; do
+		run -0 sbx-run "$kid" -- cat /tmp/state
+		read -r t count <<<"$output"
+		[ "$t" = "$token" ]
+		[ "$count" -ge "$before" ]
+		run -0 sbx-run "$kid" -- sh -c "echo $kid > /tmp/mark"
+	done
+	for kid in $kids; do
+		run -0 sbx-run "$kid" -- cat /tmp/mark
+		[ "$output" = "$kid" ]
+	done
+	run -1 sbx-run "$parent" -- test -e /tmp/mark
+	run -0 sbx-run "$parent" -- cat /tmp/state
+	read -r t count <<<"$output"
+	[ "$t" = "$token" ]
+	[ "$count" -gt "$before" ]
+	run -0 sbx-snap --no-memory "$parent"
+	run -0 sbx-snap inspect -o yaml "$output"
+	[[ $output == *"memory: false"* ]]
+}
+
+@test "runsc: a damaged memory checkpoint is 65 and makes nothing" {
+	only_runsc
+	tier_provision </dev/null
+	start_counter "$ID"
+	run -0 sbx-snap "$ID"
+	snap=$output
+	hex=$(sbx-snap inspect -o yaml "$snap" | sed -n '/^checkpoint:/,/^[a-z]/s/.*digest: "sha256:\([0-9a-f]*\)".*/\1/p')
+	[ -n "$hex" ]
+	blob="$SBX_ROOT/layers/$hex.tar.zst"
+	[ -f "$blob" ]
+	printf 'damage' | dd of="$blob" bs=1 seek=100 conv=notrunc 2>/dev/null
+	run -0 sbx-ls -q
+	before=$output
+	run -65 sbx-fork -n 1 "$snap"
+	[[ $output == *checkpoint* ]]
+	run -0 sbx-ls -q
+	[ "$output" = "$before" ]
 }

@@ -1166,6 +1166,9 @@ sbx_manifest_defaults(struct sbx_manifest *m, struct sbx_err *e)
 		    strcmp(m->trust, "sensitive") == 0 ? "microvm" : "oci");
 		if (m->isolation_level == NULL)
 			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		/* semi-trusted: an ordinary container runtime; untrusted: gVisor. */
+		if (strcmp(m->trust, "semi-trusted") == 0 && set_default(&m->runtime, "runc") == -1)
+			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	}
 	if (strcmp(m->isolation_level, "oci") == 0 && set_default(&m->runtime, "runsc") == -1)
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
