@@ -73,7 +73,7 @@ $(B)/unit/%: tests/unit/%.c $(B)/libsbx.a $(LIB_H)
 	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(ALL_INC) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
 
 # Run inside gVisor sandboxes: static, as their root may have no C library.
-$(GUEST): cmd/sbx-guest-exec.c
+$(GUEST): cmd/guest/sbx-guest-exec.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -static -o $@ $<
 
@@ -154,7 +154,7 @@ lint:
 	CC="$(CC)" contrib/lint/headers.sh lib
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		-D_GNU_SOURCE $(ALL_INC) lib cmd
-	clang-tidy --quiet $(LIB_SRC) cmd/*.c -- -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' $(ALL_INC)
+	clang-tidy --quiet $(LIB_SRC) cmd/*.c cmd/guest/*.c -- -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"lint"' $(ALL_INC)
 	contrib/lint/layers.sh lib
 	contrib/lint/func-length.sh lib
 	@for f in $(LIB_SRC) cmd/*.c; do \

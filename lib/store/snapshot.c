@@ -1098,7 +1098,8 @@ sbx_snapshot_same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot
 	size_t i;
 
 	if (a->n_layers != b->n_layers || a->has_memory != b->has_memory ||
-	    (a->has_memory && strcmp(a->memory.digest, b->memory.digest) != 0))
+	    (a->has_memory && strcmp(a->memory.digest, b->memory.digest) != 0) ||
+	    (a->n_layers > 0 && (a->layers == NULL || b->layers == NULL)))
 		return 0;
 	for (i = 0; i < a->n_layers; i++)
 		if (strcmp(a->layers[i].digest, b->layers[i].digest) != 0)

@@ -428,8 +428,11 @@ oci_restart(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
 
 	if (oci_paths(s, m, &p, e) == -1)
 		return -1;
-	if (oci_do(&p, del, NULL, 0, e) == -1 || oci_lowers(s, m, &lw, e) == -1)
+	memset(&lw, 0, sizeof lw);
+	if (oci_do(&p, del, NULL, 0, e) == -1 || oci_lowers(s, m, &lw, e) == -1) {
+		sbx_lowers_free(&lw);
 		return sbx_err_prefix(e, "the sandbox stopped at its checkpoint");
+	}
 	r = oci_make(s, m, &lw, &p, dir, e) == -1 || oci_running(m, &p, e) == -1 ? -1 : 0;
 	sbx_lowers_free(&lw);
 	return r == -1 ? sbx_err_prefix(e, "the sandbox stopped at its checkpoint") : 0;

@@ -11,6 +11,11 @@
 #include "driver.h"
 #include "rootfs.h"
 
+/* Where sbx-guest-exec is installed (the Makefile's LIBEXECDIR). */
+#ifndef SBX_LIBEXEC
+#define SBX_LIBEXEC "/usr/local/libexec/sbx"
+#endif
+
 /* The roots' mount points, empty directories the container's root can walk. */
 #define OCI_MNT "/run/sbx-oci"
 /* Inside a runsc sandbox: sbx-guest-exec (exec) and the seccomp program
