@@ -339,10 +339,10 @@ while True:
     time.sleep(0.02)'
 
 start_counter() {
-	local n
+	local tries=200
 	run -0 sbx-run -e "COUNTER=$COUNTER" "$1" -- sh -c \
 		'setsid python3 -c "$COUNTER" </dev/null >/dev/null 2>&1 &'
-	for n in $(seq 200); do
+	while [ $((tries -= 1)) -gt 0 ]; do
 		run sbx-run "$1" -- cat /tmp/state
 		[ "$status" -ne 0 ] || return 0
 	done

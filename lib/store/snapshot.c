@@ -1095,14 +1095,13 @@ import_entry(const struct sbx_store *s, struct archive *a, const struct sbx_snap
 int
 sbx_snapshot_same_layers(const struct sbx_snapshot *a, const struct sbx_snapshot *b)
 {
+	const struct sbx_snap_layer *x, *y;
 	size_t i;
 
-	if (a->n_layers != b->n_layers || a->has_memory != b->has_memory ||
-	    (a->has_memory && strcmp(a->memory.digest, b->memory.digest) != 0) ||
-	    (a->n_layers > 0 && (a->layers == NULL || b->layers == NULL)))
+	if (a->n_layers != b->n_layers || a->has_memory != b->has_memory)
 		return 0;
-	for (i = 0; i < a->n_layers; i++)
-		if (strcmp(a->layers[i].digest, b->layers[i].digest) != 0)
+	for (i = 0; (x = sbx_snapshot_blob(a, i, NULL)) != NULL; i++)
+		if ((y = sbx_snapshot_blob(b, i, NULL)) == NULL || strcmp(x->digest, y->digest) != 0)
 			return 0;
 	return 1;
 }
