@@ -107,7 +107,8 @@ int sbx_snapshot_memory_pack(const struct sbx_store *s, const char *dir, const c
     struct sbx_snapshot *sn, struct sbx_err *e);
 /* The checkpoint of sn extracted into the cache (checked against its digest
  * the first time, as layers are), its directory in dir; the tier reads it,
- * never writes. A snapshot without memory is 66; a damaged checkpoint 65. */
+ * never writes, under the store's shared lock (retention removes what no
+ * snapshot names). A snapshot without memory is 66; a damaged checkpoint 65. */
 int sbx_snapshot_memory_dir(const struct sbx_store *s, const struct sbx_snapshot *sn, char *dir,
     size_t size, struct sbx_err *e);
 /* Recompute every layer's (and the checkpoint's) digest and check what mounting needs (a chain
