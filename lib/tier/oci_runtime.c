@@ -125,8 +125,7 @@ oci_argv(const struct oci_paths *p, const char **v, size_t cap)
 		v[n++] = p->network_flag;
 		/* The manifest's seccomp profile, applied by gVisor to the
 		 * sandbox's processes, as the kernel applies it to runc's. */
-		if (getenv("XX_NOSEC") == NULL) v[n++] = "--oci-seccomp";
-		if (getenv("XX_DEBUG")) { v[n++] = "--debug"; v[n++] = "--debug-log=/tmp/rsd/"; }
+		v[n++] = "--oci-seccomp";
 	}
 	v[n] = NULL;
 	return n;
