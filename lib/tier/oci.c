@@ -29,6 +29,7 @@
 #include "driver.h"
 #include "ids.h"
 #include "layer.h"
+#include "ns.h"
 #include "oci.h"
 #include "rootfs.h"
 #include "seccomp_profile.h"
@@ -481,25 +482,6 @@ oci_capture(const struct sbx_store *s, const struct sbx_manifest *m, int fd,
 	    li, e);
 }
 
-static int
-oci_memory_open(const struct sbx_store *s, const struct sbx_manifest *m)
-{
-	struct sbx_cg_host h;
-	struct sbx_cgroup cg;
-
-	(void)s;
-	if (sbx_rt_str(m, "cgroup") == NULL || sbx_cgroup_host(&h, NULL) == -1 ||
-	    sbx_cgroup_from_spec(&h, sbx_rt_str(m, "cgroup"), &cg, NULL) == -1)
-		return -1;
-	return sbx_cgroup_memory_fd(&cg);
-}
-
-static long long
-oci_memory_used(int handle)
-{
-	return sbx_cgroup_memory_now(handle);
-}
-
 const struct sbx_driver sbx_driver_oci = {
 	.name = "oci",
 	.check = oci_check,
@@ -509,8 +491,9 @@ const struct sbx_driver sbx_driver_oci = {
 	.freeze = oci_freeze,
 	.destroy = oci_destroy,
 	.capture = oci_capture,
-	.memory_open = oci_memory_open,
-	.memory_used = oci_memory_used,
+	/* The cgroup's counter, read as the namespace tier's (the state's cgroup). */
+	.memory_open = sbx_ns_memory_open,
+	.memory_used = sbx_ns_memory_used,
 	.sweep = oci_sweep,
 	/* runsc only: runc and crun would need CRIU, which fails on this kernel. */
 	.can_checkpoint = oci_can_checkpoint,
