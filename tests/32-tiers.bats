@@ -11,18 +11,18 @@ TIER=${SBX_TIER:-runc}
 
 # The manifest for this tier, with the keys on stdin added and SECURITY (the
 # arguments, "KEY: VALUE" each) under security:, written to $WORK/m.yaml.
+# The operator's policy gets TIER_POLICY's lines (sbx-policy(5)) too.
 tier_manifest() {
 	local kv
 	case $TIER in
-	namespace) printf 'isolation_level: namespace\nsecurity: {}\n' ;;
+	namespace)
+		[ -z "${TIER_POLICY:-}" ] || printf '%s\n' "$TIER_POLICY" | policy
+		printf 'isolation_level: namespace\nsecurity: {}\n' ;;
 	runc | crun | runsc)
 		[ -x "/usr/sbin/$TIER" ] || [ -x "/usr/bin/$TIER" ] ||
 			skip "$TIER is not installed (contrib/install-deps.sh installs it)"
 		# the OCI runtimes apply no Landlock: the operator allows running without it.
-		policy <<-'EOF'
-		allow:
-		  landlock_off: true
-		EOF
+		printf 'allow:\n  landlock_off: true\n%s\n' "${TIER_POLICY:-}" | policy
 		printf 'isolation_level: oci\nruntime: %s\nsecurity:\n  landlock: false\n' "$TIER" ;;
 	*) echo "SBX_TIER=$TIER: namespace, runc, crun or runsc"; return 1 ;;
 	esac > "$WORK/m.yaml"
@@ -124,6 +124,33 @@ except OSError as e:
 	[ ! -e /usr/bin/evil ]
 	run -0 sbx-run "$ID" -- sh -c 'echo scratch > /tmp/f && cat /tmp/f'
 	[ "$output" = "scratch" ]
+}
+
+@test "tier: filesystem_mounts: a rw workspace is its owner's, idmap: false writes as the sandbox's host ID, ro refuses writes" {
+	mkdir "$WORK/ws" "$WORK/open" "$WORK/ro"
+	chmod 755 "$WORK" "$WORK/ws"
+	chmod 777 "$WORK/open" "$WORK/ro"
+	echo hi > "$WORK/ro/f"
+	TIER_POLICY="mounts: [{path: $WORK, mode: rw}]" tier_provision <<-EOF
+	filesystem_mounts:
+	  - {host: $WORK/ws, guest: /workspace, mode: rw}
+	  - {host: $WORK/open, guest: /srv/open, mode: rw, idmap: false}
+	  - {host: $WORK/ro, guest: /data, mode: ro}
+	EOF
+	run -0 sbx-run "$ID" -- sh -c 'echo a > /workspace/a && echo b > /srv/open/b && cat /data/f'
+	[ "$output" = hi ]
+	# the workspace's owner (the operator) owns what root inside made; the
+	# unmapped directory got the sandbox's own host ID
+	[ "$(stat -c %u:%g "$WORK/ws/a")" = "$(id -u):$(id -g)" ]
+	[ "$(stat -c %u "$WORK/open/b")" = "$(state "$ID" uid_base)" ]
+	# only the manifest's user is mapped: another user inside cannot write there
+	run -1 sbx-run -u 1000:1000 "$ID" -- touch /workspace/u
+	[ ! -e "$WORK/ws/u" ]
+	run -1 sbx-run "$ID" -- touch /data/x
+	[[ $output == *"Read-only file system"* ]]
+	[ ! -e "$WORK/ro/x" ]
+	# the mount points were made in the sandbox's root, not on the host
+	[ ! -e /srv/open ]
 }
 
 @test "tier: the capability the manifest names is root's only one; disk_mb bounds a writable root" {
@@ -286,9 +313,6 @@ for i in range(0, len(b), 4096):
 	printf '%s\nnetwork_policy: egress-allow-list\nallowed_egress: ["192.0.2.1:443"]\n' "$base" > "$WORK/k.yaml"
 	run -69 sbx-provision "$WORK/k.yaml"
 	[[ $output == *"network_policy egress-allow-list"* ]]
-	printf '%s\nfilesystem_mounts: [{host: %s, guest: /w, mode: ro}]\n' "$base" "$WORK" > "$WORK/k.yaml"
-	run -69 sbx-provision "$WORK/k.yaml"
-	[[ $output == *"filesystem_mounts"* ]]
 	run -0 sbx-provision "$WORK/m.yaml"
 	ID=$output
 	# -t needs a terminal on stdin: script(1) gives it one; sbx-run's own

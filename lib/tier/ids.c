@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The host IDs a sandbox's user namespace maps, whichever its tier: see ids.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ids.h"
@@ -86,4 +92,40 @@ out:
 	free(used);
 	close(lock);
 	return r;
+}
+
+int
+sbx_userns_open(const char *uid_map, const char *gid_map, const char *what, struct sbx_err *e)
+{
+	char p[64], c;
+	int hold[2], fd = -1;
+	pid_t pid;
+
+	if (pipe2(hold, O_CLOEXEC) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
+	if ((pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0)) == 0) {
+		close(hold[1]);
+		(void)!read(hold[0], &c, 1);
+		_exit(0);
+	}
+	close(hold[0]);
+	if (pid == -1) {
+		close(hold[1]);
+		return sbx_err_sys(e, errno == EPERM || errno == ENOSPC ? SBX_EX_UNAVAILABLE :
+		    SBX_EX_OSERR, "a user namespace for %s", what);
+	}
+	snprintf(p, sizeof p, "/proc/%d/uid_map", (int)pid);
+	if (sbx_write_str(p, uid_map) == 0) {
+		snprintf(p, sizeof p, "/proc/%d/gid_map", (int)pid);
+		if (sbx_write_str(p, gid_map) == 0) {
+			snprintf(p, sizeof p, "/proc/%d/ns/user", (int)pid);
+			fd = open(p, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	if (fd == -1)
+		sbx_err_sys(e, SBX_EX_OSERR, "map the user namespace for %s", what);
+	close(hold[1]);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	return fd;
 }

@@ -15,5 +15,13 @@
 #include "state.h"
 
 int sbx_tier_pick_ids(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e);
+/*
+ * A new user namespace with the maps uid_map and gid_map (uid_map's text,
+ * "INSIDE OUTSIDE COUNT" lines), by a descriptor: what an ID-mapped mount is
+ * made with. The child that held it while it was mapped is gone on return.
+ * what names it in an error.
+ */
+int sbx_userns_open(const char *uid_map, const char *gid_map, const char *what,
+    struct sbx_err *e);
 
 #endif

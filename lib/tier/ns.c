@@ -121,7 +121,6 @@ static int
 ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
 {
 	unsigned uid, gid;
-	size_t i;
 
 	if (sbx_net_check(s, m, e) == -1)
 		return -1;
@@ -144,11 +143,7 @@ ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 	if (s->rootless && (uid != 0 || gid != 0))
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "user %s: without root, sbx maps only "
 		    "your own ID into the sandbox, as 0:0", m->user);
-	for (i = 0; i < m->n_mounts; i++)
-		if (access(m->mounts[i].host, F_OK) == -1)
-			return sbx_err_sys(e, SBX_EX_NOINPUT, "filesystem_mounts: host %s",
-			    m->mounts[i].host);
-	return 0;
+	return sbx_rootfs_check_mounts(m, e);
 }
 
 static int
@@ -349,103 +344,7 @@ mapped_source(const struct sbx_manifest *m, size_t i)
 	return !sbx_rt_bool(m, "rootless") && m->mounts[i].idmap == 1;
 }
 
-/*
- * A user namespace that maps host ID from (the owner of a mount's files) to
- * host ID to (the sandbox user's), the one pair: an ID-mapped mount made with
- * it shows from's files as the sandbox user's, and what the sandbox makes
- * there lands owned by from. A child holds the namespace while we map it.
- */
-static int
-pair_userns(unsigned uid_from, unsigned uid_to, unsigned gid_from, unsigned gid_to,
-    struct sbx_err *e)
-{
-	char p[64], v[64], c;
-	int hold[2], fd = -1;
-	pid_t pid;
-
-	if (pipe2(hold, O_CLOEXEC) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
-	if ((pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0)) == 0) {
-		close(hold[1]);
-		(void)!read(hold[0], &c, 1);
-		_exit(0);
-	}
-	close(hold[0]);
-	if (pid == -1) {
-		close(hold[1]);
-		return sbx_err_sys(e, SBX_EX_OSERR, "user namespace for an ID-mapped mount");
-	}
-	snprintf(p, sizeof p, "/proc/%d/uid_map", (int)pid);
-	snprintf(v, sizeof v, "%u %u 1\n", uid_from, uid_to);
-	if (sbx_write_str(p, v) == 0) {
-		snprintf(p, sizeof p, "/proc/%d/gid_map", (int)pid);
-		snprintf(v, sizeof v, "%u %u 1\n", gid_from, gid_to);
-		if (sbx_write_str(p, v) == 0) {
-			snprintf(p, sizeof p, "/proc/%d/ns/user", (int)pid);
-			fd = open(p, O_RDONLY | O_CLOEXEC);
-		}
-	}
-	if (fd == -1)
-		sbx_err_sys(e, SBX_EX_OSERR, "user namespace for an ID-mapped mount");
-	close(hold[1]);
-	waitpid(pid, NULL, 0);
-	return fd;
-}
-
-/*
- * A filesystem_mounts entry with idmap: a detached tree of the host path,
- * ID-mapped so that the directory's owner is the manifest's user inside
- * (sbx-manifest(5)), read-only unless rw, never suid or dev.
- */
-static int
-idmapped_source(const struct sbx_store *s, const struct sbx_manifest *m, size_t i,
-    struct sbx_err *e)
-{
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID |
-		MOUNT_ATTR_NODEV };
-	char what[1100];
-	unsigned uid, gid;
-	struct stat st;
-	int path, uns = -1, tree = -1;
-
-	sbx_manifest_user_parse(m->user, &uid, &gid);
-	snprintf(what, sizeof what, "filesystem_mounts: host %s", m->mounts[i].host);
-	if ((path = (int)syscall(SYS_openat2, AT_FDCWD, m->mounts[i].host, &how,
-	    sizeof how)) == -1) {
-		if (errno == ELOOP)
-			return sbx_err_set(e, SBX_EX_DATAERR, "%s: the path goes through a symbolic "
-			    "link; name the real path", what);
-		return sbx_err_sys(e, 0, "%s", what);
-	}
-	if (sbx_policy_never_fd(s, path, m->mounts[i].host, what, e) == -1 ||
-	    fstat(path, &st) == -1 ||
-	    (uns = pair_userns((unsigned)st.st_uid, (unsigned)sbx_rt_int(m, "uid_base") + uid,
-	    (unsigned)st.st_gid, (unsigned)sbx_rt_int(m, "gid_base") + gid, e)) == -1)
-		goto out;
-	attr.userns_fd = (unsigned)uns;
-	if (strcmp(m->mounts[i].mode, "rw") != 0)
-		attr.attr_set |= MOUNT_ATTR_RDONLY;
-	/* The source alone, not what is mounted below it (a proc in a chroot
-	 * tree): the never-mountable check saw only the source. */
-	if ((tree = open_tree(path, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)) == -1 ||
-	    mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) == -1) {
-		sbx_err_sys(e, errno == EINVAL ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "%s: an "
-		    "ID-mapped mount%s", what, errno == EINVAL ? " (its filesystem cannot map IDs; "
-		    "set idmap: false)" : "");
-		if (tree != -1)
-			close(tree);
-		tree = -1;
-	}
-out:
-	if (uns != -1)
-		close(uns);
-	close(path);
-	return tree;
-}
-
-/* Every entry with idmap (idmapped_source); fds[i] is -1 for the others. */
+/* Every entry with idmap (sbx_rootfs_mount_tree); fds[i] is -1 for the others. */
 static int
 idmapped_sources(const struct sbx_store *s, const struct sbx_manifest *m, int *fds,
     struct sbx_err *e)
@@ -455,7 +354,7 @@ idmapped_sources(const struct sbx_store *s, const struct sbx_manifest *m, int *f
 	for (i = 0; i < m->n_mounts; i++)
 		fds[i] = -1;
 	for (i = 0; i < m->n_mounts; i++)
-		if (mapped_source(m, i) && (fds[i] = idmapped_source(s, m, i, e)) == -1) {
+		if (mapped_source(m, i) && (fds[i] = sbx_rootfs_mount_tree(s, m, i, 1, e)) == -1) {
 			while (i-- > 0)
 				if (fds[i] != -1)
 					close(fds[i]);

@@ -53,9 +53,6 @@ oci_refuse(const struct sbx_manifest *m, struct sbx_err *e)
 	if (m->security.landlock_network == 1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock_network: runtime %s "
 		    "applies no Landlock rules", rt);
-	if (m->n_mounts > 0)
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "filesystem_mounts: isolation_level oci "
-		    "(runtime %s) has no bind mounts yet", rt);
 	return 0;
 }
 
@@ -75,7 +72,7 @@ oci_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_er
 		    "seccomp: unconfined (a filter without it needs CAP_SYS_ADMIN)");
 	if (sbx_manifest_user_parse(m->user, &uid, &gid) == -1)
 		return sbx_err_set(e, SBX_EX_DATAERR, "user '%s' is not UID:GID", m->user);
-	return 0;
+	return sbx_rootfs_check_mounts(m, e);
 }
 
 /* The runtime's part of p, from what create kept in the state. */

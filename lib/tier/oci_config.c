@@ -100,6 +100,17 @@ mounts(struct sbx_node *cfg, const struct sbx_manifest *m, const struct sbx_lowe
 		if (lstat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode) &&
 		    add_mount(mt, dirs[i], "bind", dirs[i], ro, 4) == -1)
 			return -1;
+	/* filesystem_mounts: the trees oci_run.c made of the sources, read-only
+	 * unless rw there already, and here too. */
+	for (i = 0; i < m->n_mounts; i++) {
+		const char *opts[] = { "bind", strcmp(m->mounts[i].mode, "rw") == 0 ? "rw" : "ro",
+			"nosuid", "nodev" };
+		char src[300];
+
+		snprintf(src, sizeof src, "%s/m%zu", p->mnt, i);
+		if (add_mount(mt, m->mounts[i].guest, "bind", src, opts, 4) == -1)
+			return -1;
+	}
 	for (i = 0; i < m->n_tmpfs; i++)
 		if (add_tmpfs(mt, m->tmpfs[i].guest, m->tmpfs[i].size_mb) == -1)
 			return -1;

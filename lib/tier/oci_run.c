@@ -16,6 +16,7 @@
 
 #include "cgroup.h"
 #include "doc.h"
+#include "ids.h"
 #include "oci.h"
 #include "quota.h"
 #include "seccomp_profile.h"
@@ -25,45 +26,20 @@
 
 /*
  * A user namespace mapping the sandbox's IDs as the container's does
- * (0 -> uid_base, id_count of them), held by its descriptor: an ID-mapped
- * mount made with it shows a layer's files, stored as owned by 0..65535, as
- * the container's own. The child that made it is gone when this returns.
+ * (0 -> uid_base, id_count of them), by its descriptor: an ID-mapped mount
+ * made with it shows a layer's files, stored as owned by 0..65535, as the
+ * container's own.
  */
 static int
 sandbox_userns(const struct sbx_manifest *m, struct sbx_err *e)
 {
-	char p[64], v[64], c;
-	int hold[2], fd = -1;
-	pid_t pid;
+	char um[64], gm[64];
 
-	if (pipe2(hold, O_CLOEXEC) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
-	if ((pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0)) == 0) {
-		close(hold[1]);
-		(void)!read(hold[0], &c, 1);
-		_exit(0);
-	}
-	close(hold[0]);
-	if (pid == -1) {
-		close(hold[1]);
-		return sbx_err_sys(e, SBX_EX_UNAVAILABLE, "a user namespace for the root's layers");
-	}
-	snprintf(p, sizeof p, "/proc/%d/uid_map", (int)pid);
-	snprintf(v, sizeof v, "0 %lld %lld\n", sbx_rt_int(m, "uid_base"), sbx_rt_int(m, "id_count"));
-	if (sbx_write_str(p, v) == 0) {
-		snprintf(p, sizeof p, "/proc/%d/gid_map", (int)pid);
-		snprintf(v, sizeof v, "0 %lld %lld\n", sbx_rt_int(m, "gid_base"),
-		    sbx_rt_int(m, "id_count"));
-		if (sbx_write_str(p, v) == 0) {
-			snprintf(p, sizeof p, "/proc/%d/ns/user", (int)pid);
-			fd = open(p, O_RDONLY | O_CLOEXEC);
-		}
-	}
-	if (fd == -1)
-		sbx_err_sys(e, SBX_EX_OSERR, "map the user namespace for the root's layers");
-	close(hold[1]);
-	waitpid(pid, NULL, 0);
-	return fd;
+	snprintf(um, sizeof um, "0 %lld %lld\n", sbx_rt_int(m, "uid_base"),
+	    sbx_rt_int(m, "id_count"));
+	snprintf(gm, sizeof gm, "0 %lld %lld\n", sbx_rt_int(m, "gid_base"),
+	    sbx_rt_int(m, "id_count"));
+	return sbx_userns_open(um, gm, "the root's layers", e);
 }
 
 /* A read-only layer dir, ID-mapped with uns, attached at at; an O_PATH of it. */
@@ -139,6 +115,66 @@ guest_point(const struct oci_paths *p, const struct sbx_manifest *m, int *fd, st
 	return 1;
 }
 
+/*
+ * filesystem_mounts' mount points in the root (mfd), the container root's
+ * (the runtime would make them so), never through a symbolic link of the
+ * layers'. Then runsc's read-only root is made so: its gofer cannot remount
+ * the root read-only over locked nosuid and nodev, nor make mount points in
+ * a read-only one.
+ */
+static int
+mount_points(const struct sbx_manifest *m, const struct oci_paths *p, int mfd,
+    struct sbx_err *e)
+{
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	char src[300];
+	struct stat st;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < m->n_mounts; i++) {
+		snprintf(src, sizeof src, "%s/m%zu", p->mnt, i);
+		if (stat(src, &st) == -1)
+			return sbx_err_sys(e, SBX_EX_OSERR, "%s", src);
+		if ((fd = sbx_rootfs_beneath(mfd, m->mounts[i].guest, S_ISDIR(st.st_mode),
+		    (uid_t)sbx_rt_int(m, "uid_base"), (gid_t)sbx_rt_int(m, "gid_base"), e)) == -1)
+			return -1;
+		close(fd);
+	}
+	if (p->kind == OCI_RUNSC && m->read_only_root &&
+	    mount_setattr(mfd, "", AT_EMPTY_PATH, &ro, sizeof ro) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "make the root read-only");
+	return 0;
+}
+
+/* filesystem_mounts' sources, each a tree (sbx_rootfs_mount_tree) attached at
+ * p->mnt/mN, where the runtime's bind mounts of them find them. */
+static int
+mount_sources(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct oci_paths *p, struct sbx_err *e)
+{
+	char at[300];
+	struct stat st;
+	size_t i;
+	int tree, fd, r;
+
+	for (i = 0; i < m->n_mounts; i++) {
+		if ((tree = sbx_rootfs_mount_tree(s, m, i, m->mounts[i].idmap == 1, e)) == -1)
+			return -1;
+		snprintf(at, sizeof at, "%s/m%zu", p->mnt, i);
+		r = fstat(tree, &st) == -1 || (S_ISDIR(st.st_mode) ? mkdir(at, 0700) :
+		    (fd = open(at, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) == -1 ?
+		    -1 : close(fd)) == -1 ||
+		    move_mount(tree, "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) == -1 ? -1 : 0;
+		if (r == -1)
+			sbx_err_sys(e, SBX_EX_OSERR, "filesystem_mounts: host %s", m->mounts[i].host);
+		close(tree);
+		if (r == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /* The overlay, mounted at p->rootfs (in the caller's own mount namespace). */
 static int
 mount_root(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_lowers *lw,
@@ -152,8 +188,8 @@ mount_root(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 	    "mode=0711,size=64k") == -1 || mkdir(p->rootfs, 0711) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p->mnt);
 	memset(fds, -1, sizeof fds);
-	if ((n = guest_point(p, m, fds, e)) == -1 || (i = lowers(s, m, lw, p->mnt, uns, fds + n,
-	    e)) == -1)
+	if (mount_sources(s, m, p, e) == -1 || (n = guest_point(p, m, fds, e)) == -1 ||
+	    (i = lowers(s, m, lw, p->mnt, uns, fds + n, e)) == -1)
 		return -1;
 	n += i;
 	for (i = 0; i < n && len < sizeof opts; i++)
@@ -176,12 +212,11 @@ mount_root(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", opts, 0)) == -1 ||
 	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) == -1 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
-	    (mfd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-	    (p->kind == OCI_RUNSC && m->read_only_root ? MOUNT_ATTR_RDONLY : 0))) == -1 ||
+	    (mfd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) == -1 ||
 	    move_mount(mfd, "", AT_FDCWD, p->rootfs, MOVE_MOUNT_F_EMPTY_PATH) == -1)
 		return sbx_err_sys(e, errno == ENODEV ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR,
 		    "overlay root");
-	return 0;
+	return mount_points(m, p, mfd, e);
 }
 
 /*

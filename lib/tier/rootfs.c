@@ -16,6 +16,7 @@
 
 #include "quota.h"
 #include "egress.h"
+#include "ids.h"
 #include "policy.h"
 #include "rootfs.h"
 #include "sha256.h"
@@ -497,9 +498,11 @@ sbx_rootfs_prepare(const struct sbx_store *s, const struct sbx_manifest *m, uid_
 /*
  * Open (creating as needed) path below the directory rootfd, never following a
  * symlink: a hostile lower layer cannot redirect a mount point outside the root.
+ * What it makes is uid:gid's (unless uid is -1).
  */
-static int
-open_beneath(int rootfd, const char *path, int is_dir, struct sbx_err *e)
+int
+sbx_rootfs_beneath(int rootfd, const char *path, int is_dir, uid_t uid, gid_t gid,
+    struct sbx_err *e)
 {
 	char buf[1024], *comp, *save = NULL, *next;
 	int fd = dup(rootfd), nfd;
@@ -511,14 +514,23 @@ open_beneath(int rootfd, const char *path, int is_dir, struct sbx_err *e)
 		    O_DIRECTORY : 0));
 		if (nfd == -1 && errno == ENOENT) {
 			if (next || is_dir) {
-				if (mkdirat(fd, comp, 0755) == -1 && errno != EEXIST)
+				if (mkdirat(fd, comp, 0755) == 0) {
+					if (uid != (uid_t)-1 && fchownat(fd, comp, uid, gid,
+					    AT_SYMLINK_NOFOLLOW) == -1)
+						goto fail;
+				} else if (errno != EEXIST) {
 					goto fail;
+				}
 			} else {
 				int t = openat(fd, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 				    O_CLOEXEC, 0644);
 
 				if (t == -1 && errno != EEXIST)
 					goto fail;
+				if (t != -1 && uid != (uid_t)-1 && fchown(t, uid, gid) == -1) {
+					close(t);
+					goto fail;
+				}
 				if (t != -1)
 					close(t);
 			}
@@ -536,6 +548,12 @@ fail:
 	    path);
 	close(fd);
 	return -1;
+}
+
+static int
+open_beneath(int rootfd, const char *path, int is_dir, struct sbx_err *e)
+{
+	return sbx_rootfs_beneath(rootfd, path, is_dir, (uid_t)-1, (gid_t)-1, e);
 }
 
 static int
@@ -636,6 +654,82 @@ open_sources(const struct sbx_store *s, const struct sbx_manifest *m, int *fds,
 			return -1;
 	}
 	return 0;
+}
+
+int
+sbx_rootfs_check_mounts(const struct sbx_manifest *m, struct sbx_err *e)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_mounts; i++)
+		if (access(m->mounts[i].host, F_OK) == -1)
+			return sbx_err_sys(e, SBX_EX_NOINPUT, "filesystem_mounts: host %s",
+			    m->mounts[i].host);
+	return 0;
+}
+
+/*
+ * filesystem_mounts entry i as a detached tree of the host path, made by the
+ * host's root: with idmap, ID-mapped so that the directory's owner is the
+ * manifest's user inside (sbx-manifest(5)); read-only unless rw; never suid
+ * or dev. The source alone, not what is mounted below it (a proc in a
+ * chroot tree): the never-mountable check saw only the source.
+ */
+int
+sbx_rootfs_mount_tree(const struct sbx_store *s, const struct sbx_manifest *m, size_t i,
+    int idmap, struct sbx_err *e)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+	char what[1100], um[64], gm[64];
+	unsigned uid, gid;
+	struct stat st;
+	int path, uns = -1, tree = -1;
+
+	sbx_manifest_user_parse(m->user, &uid, &gid);
+	snprintf(what, sizeof what, "filesystem_mounts: host %s", m->mounts[i].host);
+	if ((path = (int)syscall(SYS_openat2, AT_FDCWD, m->mounts[i].host, &how,
+	    sizeof how)) == -1) {
+		if (errno == ELOOP)
+			return sbx_err_set(e, SBX_EX_DATAERR, "%s: the path goes through a symbolic "
+			    "link; name the real path", what);
+		return sbx_err_sys(e, 0, "%s", what);
+	}
+	if (sbx_policy_never_fd(s, path, m->mounts[i].host, what, e) == -1 ||
+	    fstat(path, &st) == -1)
+		goto out;
+	/* The owner of the files, the one pair mapped, to the sandbox user's
+	 * host ID: they show as the sandbox user's, and what it makes there
+	 * lands as the owner's. */
+	snprintf(um, sizeof um, "%u %u 1\n", (unsigned)st.st_uid,
+	    (unsigned)sbx_rt_int(m, "uid_base") + uid);
+	snprintf(gm, sizeof gm, "%u %u 1\n", (unsigned)st.st_gid,
+	    (unsigned)sbx_rt_int(m, "gid_base") + gid);
+	if (idmap && (uns = sbx_userns_open(um, gm, "an ID-mapped mount", e)) == -1)
+		goto out;
+	if (idmap) {
+		attr.attr_set |= MOUNT_ATTR_IDMAP;
+		attr.userns_fd = (unsigned)uns;
+	}
+	if (strcmp(m->mounts[i].mode, "rw") != 0)
+		attr.attr_set |= MOUNT_ATTR_RDONLY;
+	if ((tree = open_tree(path, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)) == -1 ||
+	    mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) == -1) {
+		int unmappable = errno == EINVAL && idmap;
+
+		sbx_err_sys(e, unmappable ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR, "%s: %s%s", what,
+		    idmap ? "an ID-mapped mount" : "a bind mount", unmappable ? " (its filesystem "
+		    "cannot map IDs; set idmap: false)" : "");
+		if (tree != -1)
+			close(tree);
+		tree = -1;
+	}
+out:
+	if (uns != -1)
+		close(uns);
+	close(path);
+	return tree;
 }
 
 /* A root directory, by the path the policy judged: no symbolic link in it. */

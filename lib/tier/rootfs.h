@@ -92,6 +92,18 @@ int sbx_rootfs_open(const struct sbx_store *s, const struct sbx_manifest *m,
     const struct sbx_lowers *lw, int *layerfds, const int *srcfds, struct sbx_rootfs_fds *f,
     struct sbx_err *e);
 void sbx_rootfs_fds_close(struct sbx_rootfs_fds *f);
+/* Every filesystem_mounts source is there: 0, or 66 naming the first not. */
+int sbx_rootfs_check_mounts(const struct sbx_manifest *m, struct sbx_err *e);
+/* filesystem_mounts entry i as a detached tree the host's root makes of its
+ * source: ID-mapped to the sandbox's user with idmap, read-only unless rw,
+ * nosuid, nodev; its descriptor, or -1. */
+int sbx_rootfs_mount_tree(const struct sbx_store *s, const struct sbx_manifest *m, size_t i,
+    int idmap, struct sbx_err *e);
+/* Open path below the directory rootfd as an O_PATH, making what is missing
+ * (directories, and the last an empty file unless is_dir) owned by uid:gid
+ * unless uid is -1; never following a symbolic link. */
+int sbx_rootfs_beneath(int rootfd, const char *path, int is_dir, uid_t uid, gid_t gid,
+    struct sbx_err *e);
 /* Then, as the namespace's root: build the root from f and pivot into it. */
 int sbx_rootfs_enter(const struct sbx_manifest *m, const struct sbx_lowers *lw,
     const struct sbx_rootfs_fds *f, struct sbx_err *e);
