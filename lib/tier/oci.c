@@ -29,6 +29,7 @@
 #include "driver.h"
 #include "ids.h"
 #include "layer.h"
+#include "net.h"
 #include "ns.h"
 #include "oci.h"
 #include "rootfs.h"
@@ -44,9 +45,6 @@ oci_refuse(const struct sbx_manifest *m, struct sbx_err *e)
 {
 	const char *rt = m->runtime;
 
-	if (strcmp(m->network_policy, "egress-allow-list") == 0)
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy egress-allow-list: "
-		    "isolation_level oci (runtime %s) has no allow-list yet (deny-all or host)", rt);
 	if (m->security.landlock == 1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock: runtime %s applies "
 		    "no Landlock rules (set landlock: false for isolation_level oci)", rt);
@@ -65,7 +63,8 @@ oci_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_er
 	if (s->rootless)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level oci: sbx drives runtime "
 		    "%s as root only (for now)", m->runtime);
-	if (oci_runtime(m->runtime, &p, e) == -1 || oci_refuse(m, e) == -1)
+	if (oci_runtime(m->runtime, &p, e) == -1 || oci_refuse(m, e) == -1 ||
+	    sbx_net_check(s, m, e) == -1)
 		return -1;
 	if (m->security.no_new_privileges == 0 && strcmp(m->security.seccomp, "unconfined"))
 		return sbx_err_set(e, SBX_EX_DATAERR, "security.no_new_privileges: false needs "
@@ -91,8 +90,11 @@ oci_paths_rt(const struct sbx_manifest *m, struct oci_paths *p, struct sbx_err *
 	snprintf(p->root, sizeof p->root, "%s", root);
 	snprintf(p->platform_flag, sizeof p->platform_flag, "--platform=%s", plat ? plat :
 	    "ptrace");
+	/* runsc: gVisor's own network stack over the sandbox's veth for an
+	 * allow-list, none but its loopback for deny-all. */
 	snprintf(p->network_flag, sizeof p->network_flag, "--network=%s",
-	    strcmp(m->network_policy, "host") == 0 ? "host" : "none");
+	    strcmp(m->network_policy, "host") == 0 ? "host" : sbx_net_wanted(m) ? "sandbox" :
+	    "none");
 	return 0;
 }
 
@@ -106,6 +108,11 @@ oci_paths(const struct sbx_store *s, const struct sbx_manifest *m, struct oci_pa
 	snprintf(p->rootfs, sizeof p->rootfs, "%s/rootfs", p->mnt);
 	if (sbx_store_path(s, m->sandbox_id, "bundle", p->bundle, sizeof p->bundle, e) == -1 ||
 	    sbx_store_path(s, m->sandbox_id, "bundle/runtime.log", p->log, sizeof p->log, e) == -1)
+		return -1;
+	/* gVisor's network stack runs only in a network namespace it is given. */
+	p->netns[0] = '\0';
+	if (p->kind == OCI_RUNSC && sbx_net_wanted(m) &&
+	    sbx_store_path(s, m->sandbox_id, "netns", p->netns, sizeof p->netns, e) == -1)
 		return -1;
 	return 0;
 }
@@ -277,6 +284,28 @@ oci_running(struct sbx_manifest *m, const struct oci_paths *p, struct sbx_err *e
 	return 0;
 }
 
+/*
+ * An allow-list's network, made as the namespace tier's (net.h) once the
+ * container is created and before it starts: the veth into the network
+ * namespace of its first process (runc's and crun's init, gVisor's sandbox,
+ * whose network stack takes the interfaces it finds there at start), the
+ * host's rules and the relay, which ends with that process.
+ */
+static int
+oci_network(const struct sbx_store *s, struct sbx_manifest *m, const struct oci_paths *p,
+    struct sbx_err *e)
+{
+	char status[32] = "";
+	long long pid;
+
+	if (!sbx_net_wanted(m))
+		return 0;
+	if ((pid = oci_state_pid(p, m->sandbox_id, status, sizeof status)) <= 0)
+		return sbx_err_set(e, SBX_EX_OSERR, "%s state %s: no process to give a network",
+		    oci_kind_name(p->kind), m->sandbox_id);
+	return sbx_net_create(s, m, (pid_t)pid, e);
+}
+
 /* Make the container, or with ckpt set restore it from that checkpoint. */
 static int
 oci_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt,
@@ -292,6 +321,7 @@ oci_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt,
 	m->has_rt = 1;
 	memset(&lw, 0, sizeof lw);
 	if (oci_keep_runtime(s, m, &p, e) == -1 || sbx_tier_pick_ids(s, m, e) == -1 ||
+	    sbx_net_prepare(m, e) == -1 ||
 	    oci_paths(s, m, &p, e) == -1 || oci_cgroup(s, m, p.kind, &cg, cgpath,
 	    sizeof cgpath, spec, sizeof spec, e) == -1)
 		return -1;
@@ -305,8 +335,8 @@ oci_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt,
 		goto fail;
 	}
 	sbx_crash_point("oci-config");
-	if (oci_make(s, m, &lw, &p, ckpt, e) == -1 ||
-	    (ckpt == NULL && oci_do(&p, start, NULL, 0, e) == -1) || oci_running(m, &p, e) == -1)
+	if ((p.netns[0] && oci_netns_make(&p, e) == -1) || oci_make(s, m, &lw, &p, ckpt, e) == -1 || (ckpt == NULL && (oci_network(s, m, &p,
+	    e) == -1 || oci_do(&p, start, NULL, 0, e) == -1)) || oci_running(m, &p, e) == -1)
 		goto fail;
 	sbx_lowers_free(&lw);
 	return 0;
@@ -352,6 +382,10 @@ oci_restore(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
 	if (p.kind != OCI_RUNSC)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "runtime %s restores no memory "
 		    "checkpoint (only runsc does)", m->runtime);
+	if (sbx_net_wanted(m))
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy egress-allow-list: "
+		    "runsc restores no memory checkpoint into an allow-list's network (restore "
+		    "a snapshot taken with sbx-snap --no-memory)");
 	return oci_start(s, m, dir, e);
 }
 
@@ -360,7 +394,9 @@ oci_can_checkpoint(const struct sbx_manifest *m)
 {
 	const char *k = sbx_rt_str(m, "runtime_kind");
 
-	return k != NULL && strcmp(k, "runsc") == 0;
+	/* gVisor's network stack takes the veth it finds at start: a restore
+	 * finds none, and the relay ends with the checkpointed sandbox. */
+	return k != NULL && strcmp(k, "runsc") == 0 && !sbx_net_wanted(m);
 }
 
 /* The layers the sandbox's root was made of, as create found them. */
@@ -497,5 +533,7 @@ const struct sbx_driver sbx_driver_oci = {
 	.checkpoint = oci_checkpoint,
 	.restart = oci_restart,
 	.restore = oci_restore,
-	/* No allow-list to re-pin yet. */
+	/* The allow-list's network is the namespace tier's. */
+	.repin = sbx_ns_repin,
+	.repinned = sbx_ns_repinned,
 };

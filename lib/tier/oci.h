@@ -36,6 +36,9 @@ struct oci_paths {
 	char mnt[200];          /* OCI_MNT/<group>/<id>: in create's own mount
 				 * namespace a tmpfs with the root and its layers */
 	char rootfs[256];       /* mnt/rootfs, an empty directory on the host */
+	char netns[1300];       /* runsc with an allow-list: the network namespace
+				 * its sandbox joins, bound at "netns" in the
+				 * sandbox's directory; "" otherwise */
 };
 
 int oci_paths(const struct sbx_store *s, const struct sbx_manifest *m, struct oci_paths *p,
@@ -54,10 +57,11 @@ const char *oci_runsc_platform(void);
 /* The runtime's argv up to its command: binary, --root (if p->root is set),
  * its own global flags; NULL-terminated, returns how many (cap >= 8). */
 size_t oci_argv(const struct oci_paths *p, const char **v, size_t cap);
-/* In a child about to exec the runtime: what the runtime needs to see of the
- * host (crun: the cgroup2 mount covered, in a mount namespace of its own,
- * made here unless unshared). 0, or -1 with errno. */
-int oci_child_prepare(const struct oci_paths *p, int unshared);
+/* In a child about to exec the runtime's verb: what the runtime needs to see
+ * of the host (crun: the cgroup2 mount covered; runsc's start with its
+ * network stack: /proc/sys/net), in a mount namespace of its own, made
+ * here unless unshared. 0, or -1 with errno. */
+int oci_child_prepare(const struct oci_paths *p, const char *verb, int unshared);
 /* Run the runtime with args: its exit status (128+N for a signal, -1: it
  * could not run); its stdout into out, stderr into err (either NULL). */
 int oci_call(const struct oci_paths *p, const char *const *args, char *out, size_t outsz,
@@ -78,6 +82,8 @@ int oci_write_config(const struct sbx_store *s, const struct sbx_manifest *m,
 int oci_make(const struct sbx_store *s, const struct sbx_manifest *m,
     const struct sbx_lowers *lw, const struct oci_paths *p, const char *ckpt,
     struct sbx_err *e);
+/* p->netns: a new network namespace bound there (in the host's mount namespace). */
+int oci_netns_make(const struct oci_paths *p, struct sbx_err *e);
 /* The container's init is the last the memory limit's OOM killer takes. */
 void oci_protect_init(pid_t pid);
 /* Kill and delete the container, its cgroup and bundle; missing ones are fine. */

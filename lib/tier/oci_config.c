@@ -236,9 +236,10 @@ resources(struct sbx_node *linux_, const struct sbx_manifest *m)
 	return 0;
 }
 
-/* linux.namespaces: all of them new, the network's unless network_policy host. */
+/* linux.namespaces: all of them new, the network's unless network_policy host
+ * (or p->netns, made by sbx). */
 static int
-namespaces(struct sbx_node *linux_, const struct sbx_manifest *m)
+namespaces(struct sbx_node *linux_, const struct sbx_manifest *m, const struct oci_paths *p)
 {
 	static const char *const types[] = { "pid", "mount", "ipc", "uts", "user", "cgroup",
 		"network" };
@@ -247,7 +248,9 @@ namespaces(struct sbx_node *linux_, const struct sbx_manifest *m)
 
 	for (i = 0; i < n; i++)
 		if ((v = put(ns, NULL, sbx_node_new(SBX_MAP))) == NULL ||
-		    put(v, "type", sbx_node_str(types[i])) == NULL)
+		    put(v, "type", sbx_node_str(types[i])) == NULL ||
+		    (strcmp(types[i], "network") == 0 && p->netns[0] &&
+		    put(v, "path", sbx_node_str(p->netns)) == NULL))
 			return -1;
 	return ns ? 0 : -1;
 }
@@ -272,15 +275,15 @@ proc_paths(struct sbx_node *linux_)
 }
 
 static int
-linux_part(struct sbx_node *cfg, const struct sbx_manifest *m, const char *cgpath,
-    struct sbx_err *e)
+linux_part(struct sbx_node *cfg, const struct sbx_manifest *m, const struct oci_paths *p,
+    const char *cgpath, struct sbx_err *e)
 {
 	struct sbx_node *lx = put(cfg, "linux", sbx_node_new(SBX_MAP)), *sc;
 
 	if (lx == NULL || id_map(lx, "uidMappings", sbx_rt_int(m, "uid_base"),
 	    sbx_rt_int(m, "id_count")) == -1 || id_map(lx, "gidMappings",
 	    sbx_rt_int(m, "gid_base"), sbx_rt_int(m, "id_count")) == -1 ||
-	    namespaces(lx, m) == -1 || resources(lx, m) == -1 ||
+	    namespaces(lx, m, p) == -1 || resources(lx, m) == -1 ||
 	    put(lx, "cgroupsPath", sbx_node_str(cgpath)) == NULL || proc_paths(lx) == -1 ||
 	    /* The host's later mounts and unmounts stay out of the container. */
 	    put(lx, "rootfsPropagation", sbx_node_str("private")) == NULL)
@@ -315,7 +318,7 @@ oci_write_config(const struct sbx_store *s, const struct sbx_manifest *m,
 		sbx_node_free(cfg);
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	}
-	if (linux_part(cfg, m, cgpath, e) == -1) {
+	if (linux_part(cfg, m, p, cgpath, e) == -1) {
 		sbx_node_free(cfg);
 		return -1;
 	}

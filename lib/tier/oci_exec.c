@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "net.h"
 #include "oci.h"
 #include "quota.h"
 #include "supervise.h"
@@ -215,7 +216,7 @@ spawn(const struct oci_paths *p, const char **argv)
 			runsc_stdio();
 		/* Nothing of the caller's but stdio crosses into the runtime. */
 		syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
-		if (oci_child_prepare(p, 0) == 0)
+		if (oci_child_prepare(p, "exec", 0) == 0)
 			execve(argv[0], (char *const *)argv, oci_runtime_env);
 		_exit(SBX_EX_RUNFAIL);
 	}
@@ -323,6 +324,7 @@ int
 oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e)
 {
+	struct sbx_relay_counts net_before = { NULL, 0 };
 	struct oci_run r;
 	struct sbx_cg_host h;
 	long long oom_before = 0, cpu_before = -1, mem;
@@ -361,6 +363,9 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 	r.sv.failed = run_failed;
 	if (r.p.kind == OCI_RUNSC)
 		runsc_stats(&r, &cpu_before, &mem);
+	/* An allow-list's counters, and its refusals meanwhile the run's. */
+	if (sbx_net_wanted(m) && sbx_net_counts(s, m, 1, &net_before, e) == -1)
+		return -1;
 	if (run_start(&r, x, res, e) == 0) {
 		sbx_supervise_catch(&r.sv);
 		ret = sbx_supervise_run(&r.sv, &res->status, &res->trace, e);
@@ -373,6 +378,15 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 		}
 		sbx_supervise_release(&r.sv);
 		close(r.sv.pidfd);
+	}
+	if (sbx_net_wanted(m)) {
+		struct sbx_relay_counts after;
+
+		if (sbx_net_counts(s, m, -1, &after, NULL) == 0) {
+			sbx_net_trace(&net_before, &after, &res->trace);
+			sbx_relay_counts_free(&after);
+		}
+		sbx_relay_counts_free(&net_before);
 	}
 	unlink(r.pidfile);
 	unlink(r.log);

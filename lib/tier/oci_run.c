@@ -17,6 +17,7 @@
 #include "cgroup.h"
 #include "doc.h"
 #include "ids.h"
+#include "net.h"
 #include "oci.h"
 #include "quota.h"
 #include "seccomp_profile.h"
@@ -311,7 +312,7 @@ make_child(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 
 	make_argv(m, p, ckpt, argv, SBX_ARRAY_LEN(argv));
 	if (unshare(CLONE_NEWNS) == -1 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1 ||
-	    oci_child_prepare(p, 1) == -1) {
+	    oci_child_prepare(p, ckpt ? "restore" : "create", 1) == -1) {
 		sbx_err_sys(&e, SBX_EX_OSERR, "a mount namespace for the container's root");
 		goto fail;
 	}
@@ -377,6 +378,38 @@ oci_make(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 	oci_log_error(p->log, msg, sizeof msg);
 	return sbx_err_set(e, SBX_EX_OSERR, "%s %s %s: %s", oci_kind_name(p->kind),
 	    ckpt ? "restore" : "create", m->sandbox_id, msg[0] ? msg : "failed");
+}
+
+int
+oci_netns_make(const struct oci_paths *p, struct sbx_err *e)
+{
+	int fd, ws = 0;
+	pid_t pid;
+
+	if ((fd = open(p->netns, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p->netns);
+	close(fd);
+	if ((pid = fork()) == 0)
+		_exit(unshare(CLONE_NEWNET) == -1 || mount("/proc/self/ns/net", p->netns, NULL,
+		    MS_BIND, NULL) == -1 ? 1 : 0);
+	if (pid == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "fork");
+	while (waitpid(pid, &ws, 0) == -1 && errno == EINTR)
+		;
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+		return sbx_err_set(e, SBX_EX_OSERR, "a network namespace for runsc at %s",
+		    p->netns);
+	return 0;
+}
+
+/* The namespace's binding, if there is one: it lives as long as the sandbox does. */
+static void
+netns_remove(const char *netns)
+{
+	if (netns[0] == '\0')
+		return;
+	(void)umount2(netns, MNT_DETACH | UMOUNT_NOFOLLOW);
+	unlink(netns);
 }
 
 void
@@ -459,6 +492,10 @@ oci_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx
 	if (sbx_rt_int(m, "pid") > 0)
 		sbx_proc_signal_wait((pid_t)sbx_rt_int(m, "pid"),
 		    (unsigned long long)sbx_rt_int(m, "start_ticks"), SIGKILL, 5000);
+	/* The veth went with the container's network namespace; the rules,
+	 * relay and lease go now. */
+	if (sbx_net_wanted(m) && sbx_net_destroy(s, m, r == 0 ? e : NULL) == -1)
+		r = -1;
 	if (sbx_rt_str(m, "cgroup") != NULL && sbx_cgroup_host(&h, NULL) == 0 &&
 	    sbx_cgroup_from_spec(&h, sbx_rt_str(m, "cgroup"), &cg, NULL) == 0) {
 		if (sbx_cgroup_destroy(&cg, r == 0 ? e : NULL) == -1)
@@ -468,6 +505,7 @@ oci_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx
 	}
 	if (p.runtime[0] != '\0')
 		cgroup_leftovers(s, m->sandbox_id, p.kind);
+	netns_remove(p.netns);
 	if (sbx_rm_rf(p.bundle, r == 0 ? e : NULL) == -1)
 		r = -1;
 	mnt_remove(s, &p);
@@ -494,6 +532,8 @@ oci_sweep(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report re
 	/* A container being made has no state yet: leave them all then. */
 	if (busy || s->rootless)
 		return;
+	/* Host-wide: the leases, rules and veths whose sandbox's process is gone. */
+	sbx_net_gc(dry_run, report, ctx);
 	for (k = OCI_RUNC; k <= OCI_KATA; k++) {
 		memset(&p, 0, sizeof p);
 		p.kind = (enum oci_kind)k;

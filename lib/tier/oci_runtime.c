@@ -84,22 +84,37 @@ oci_runsc_platform(void)
 }
 
 /*
- * In the child about to exec crun: a mount namespace of its own with the
- * cgroup2 mount beside the v1 ones covered by an empty tmpfs. Unmounting it
- * would not do: crun still sees the 0:: line and makes its cgroup in the
- * bare directory below, which is the host's.
+ * In the child about to exec the runtime, a mount namespace of its own
+ * where the runtime needs to see less of the host:
+ * - crun: the cgroup2 mount beside the v1 ones covered by an empty tmpfs.
+ *   Unmounting it would not do: crun still sees the 0:: line and makes its
+ *   cgroup in the bare directory below, which is the host's.
+ * - runsc's start with its network stack (--network=sandbox): /proc/sys/net
+ *   covered. gVisor (2022) takes a network namespace where
+ *   /proc/sys/net/core/rmem_default exists for the host's and refuses it;
+ *   since Linux 6.x every namespace has one. (What is below /proc/sys/net
+ *   is the namespace's of whoever looks, which a mount there does not
+ *   cover; runsc reads /proc/sys/vm, so not all of /proc/sys.)
  */
 int
-oci_child_prepare(const struct oci_paths *p, int unshared)
+oci_child_prepare(const struct oci_paths *p, const char *verb, int unshared)
 {
 	struct statfs st;
+	int crun = p->kind == OCI_CRUN;
+	/* start is where runsc copies the interfaces (the sandbox it made
+	 * at create reads the real directory). */
+	int netstack = p->kind == OCI_RUNSC && strcmp(verb, "start") == 0 &&
+	    strcmp(p->network_flag, "--network=sandbox") == 0;
 
-	if (p->kind != OCI_CRUN)
+	if (!crun && !netstack)
 		return 0;
 	if (!unshared && (unshare(CLONE_NEWNS) == -1 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1))
 		return -1;
-	if (statfs("/sys/fs/cgroup", &st) == 0 && st.f_type == CGROUP2_MAGIC)
+	if (netstack && mount("sbx-no-sysctl", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV |
+	    MS_NOEXEC | MS_RDONLY, "size=4k,mode=555") == -1)
+		return -1;
+	if (!crun || (statfs("/sys/fs/cgroup", &st) == 0 && st.f_type == CGROUP2_MAGIC))
 		return 0;
 	if (statfs("/sys/fs/cgroup/unified", &st) == 0 && st.f_type == CGROUP2_MAGIC &&
 	    mount("sbx-no-cgroup2", "/sys/fs/cgroup/unified", "tmpfs", MS_NOSUID | MS_NODEV |
@@ -190,7 +205,7 @@ oci_call(const struct oci_paths *p, const char *const *args, char *out, size_t o
 			dup2(fd, 0);
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
-		if (oci_child_prepare(p, 0) == 0)
+		if (oci_child_prepare(p, args[0] ? args[0] : "", 0) == 0)
 			execve(p->runtime, (char *const *)argv, oci_runtime_env);
 		_exit(127);
 	}
