@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # What the benchmark scripts share: running commands, hyperfine, medians, and
 # the rows they print and append to the YAML results file.
-import json, os, statistics, subprocess
+import json, os, statistics, subprocess, tempfile
 
 RUNS = int(os.environ.get("SBX_BENCH_RUNS", "100"))
 
@@ -11,10 +11,11 @@ def sh(*a):
 def med(xs): return statistics.median(xs) * 1000
 def p90(xs): return sorted(xs)[int(0.9 * (len(xs) - 1))] * 1000
 
-def hyperfine(cmds, out_json):
+def hyperfine(cmds, out_json, runs=None, warmup=5):
     """Each command's times in seconds, run without a shell (-N)."""
-    subprocess.run(["hyperfine", "-N", "--warmup", "5", "--runs", str(RUNS), "--style", "none",
-                    "--export-json", out_json] + cmds, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["hyperfine", "-N", "--warmup", str(warmup), "--runs", str(runs or RUNS),
+                    "--style", "none", "--export-json", out_json] + cmds, check=True,
+                   stdout=subprocess.DEVNULL)
     with open(out_json) as f:
         return [r["times"] for r in json.load(f)["results"]]
 
@@ -34,3 +35,24 @@ def write_rows(out, section, rows, extra=()):
                     + (f", ratio: {r:.3f}" if r else "") + "}\n")
         for line in extra:
             f.write(f"  {line}\n")
+
+def runc_bundle(root):
+    """A bundle below root for `runc run`: /bin/true, the host's /usr read-only."""
+    b = tempfile.mkdtemp(dir=root)
+    os.mkdir(f"{b}/rootfs")
+    for d in ("proc", "dev", "tmp", "usr", "etc"):
+        os.mkdir(f"{b}/rootfs/{d}")
+    for l in ("bin", "sbin", "lib", "lib64"):
+        if os.path.islink(f"/{l}"):
+            os.symlink(os.readlink(f"/{l}"), f"{b}/rootfs/{l}")
+    subprocess.run(["runc", "spec", "--bundle", b], check=True)
+    with open(f"{b}/config.json") as f:
+        c = json.load(f)
+    c["process"]["args"] = ["/bin/true"]
+    c["process"]["terminal"] = False
+    c["root"]["readonly"] = True
+    c["mounts"].append({"destination": "/usr", "type": "bind", "source": "/usr",
+                        "options": ["rbind", "ro"]})
+    with open(f"{b}/config.json", "w") as f:
+        json.dump(c, f)
+    return b

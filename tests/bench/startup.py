@@ -3,33 +3,13 @@
 # Start-up side by side with the peers, in one run: hyperfine -N for single
 # commands, a timing loop for the composite ones. Medians and ratios only.
 # Appends its figures to the YAML results file given as $1.
-import concurrent.futures, json, os, shutil, subprocess, sys, tempfile, time
+import concurrent.futures, os, shutil, subprocess, sys, time
 
-from benchlib import RUNS, hyperfine, med, ratio_rows, sh, write_rows
+from benchlib import RUNS, hyperfine, med, ratio_rows, runc_bundle, sh, write_rows
 
 root = os.environ["SBX_ROOT"]
 floor = os.environ["SBX_FLOOR"]
 minimal = "manifests/minimal.yaml"
-
-def runc_bundle():
-    b = tempfile.mkdtemp(dir=root)
-    os.mkdir(f"{b}/rootfs")
-    for d in ("proc", "dev", "tmp", "usr", "etc"):
-        os.mkdir(f"{b}/rootfs/{d}")
-    for l in ("bin", "sbin", "lib", "lib64"):
-        if os.path.islink(f"/{l}"):
-            os.symlink(os.readlink(f"/{l}"), f"{b}/rootfs/{l}")
-    subprocess.run(["runc", "spec", "--bundle", b], check=True)
-    with open(f"{b}/config.json") as f:
-        c = json.load(f)
-    c["process"]["args"] = ["/bin/true"]
-    c["process"]["terminal"] = False
-    c["root"]["readonly"] = True
-    c["mounts"].append({"destination": "/usr", "type": "bind", "source": "/usr",
-                        "options": ["rbind", "ro"]})
-    with open(f"{b}/config.json", "w") as f:
-        json.dump(c, f)
-    return b
 
 def loop(fn, n):
     xs = []
@@ -40,7 +20,7 @@ def loop(fn, n):
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else None
     sid = sh("sbx-provision", minimal)
-    bundle = runc_bundle() if shutil.which("runc") else None
+    bundle = runc_bundle(root) if shutil.which("runc") else None
     cmds = {
         "floor (clone3 + exec)": floor,
         "bwrap --unshare-all": "bwrap --ro-bind / / --unshare-all --die-with-parent /bin/true",

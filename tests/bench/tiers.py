@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# The tiers side by side, in one run: for the namespace tier and the OCI tier
+# under each runtime installed (runc, crun, runsc), provision + exec of
+# `true` + gc, the one-shot `sbx-run -m`, and an exec into a live sandbox,
+# next to the runtimes' own `runc run` and `runsc do`; then runsc's memory
+# snapshots: checkpoint (sbx-snap), restore, and a fork of 4 children, with
+# the checkpoint's size. Slow tiers run fewer times (their counts are in the
+# rows). Appends its figures to the YAML results file given as $1.
+import json, os, shutil, subprocess, sys, time
+
+from benchlib import RUNS, hyperfine, med, p90, runc_bundle, sh, write_rows
+
+root = os.environ["SBX_ROOT"]
+policy = f"{root}/policy.yaml"
+
+def manifest(tier, extra=""):
+    if tier == "namespace":
+        text = "isolation_level: namespace\n"
+    else:
+        text = f"isolation_level: oci\nruntime: {tier}\nsecurity:\n  landlock: false\n"
+    path = f"{root}/bench-{tier}.yaml"
+    with open(path, "w") as f:
+        f.write(text + extra)
+    return path
+
+def loop(fn, n):
+    xs = []
+    for _ in range(n):
+        a = time.perf_counter(); fn(); xs.append(time.perf_counter() - a)
+    return xs
+
+def lifecycle(m):
+    sid = sh("sbx-provision", "--no-watchdog", m)
+    subprocess.run(["sbx-run", sid, "--", "true"], check=True)
+    subprocess.run(["sbx-gc", sid], check=True, stdout=subprocess.DEVNULL)
+
+def tier_rows(tier, runs):
+    m = manifest(tier)
+    sid = sh("sbx-provision", "--no-watchdog", m)
+    hf = hyperfine([f"sbx-run -m {m} -- true", f"sbx-run {sid} -- true"],
+                   os.path.join(root, f"hf-{tier}.json"), runs=runs, warmup=2)
+    sh("sbx-gc", sid)
+    return {f"{tier}: provision + exec true + gc": loop(lambda: lifecycle(m), runs),
+            f"{tier}: one-shot sbx-run -m": hf[0],
+            f"{tier}: exec into a live sandbox": hf[1]}
+
+def gvisor_memory(runs):
+    """runsc: checkpoint, restore and fork of 4, each timed; the checkpoint's size."""
+    m = manifest("runsc", "snapshot: {enabled: true}\nfork: {max_fork_factor: 64}\n")
+    sid = sh("sbx-provision", "--no-watchdog", m)
+    # a process holding memory, as an agent's interpreter would
+    subprocess.Popen(["sbx-run", sid, "--", "python3", "-c",
+                      "import time\nx = bytearray(32 << 20)\nwhile True: time.sleep(1)"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(3)
+    snaps, ck, rs, fk, size = [], [], [], [], 0
+    for _ in range(runs):
+        a = time.perf_counter(); snap = sh("sbx-snap", sid); ck.append(time.perf_counter() - a)
+        snaps.append(snap)
+        meta = json.loads(sh("sbx-snap", "inspect", "-o", "json", snap))
+        size = meta.get("checkpoint", {}).get("size", 0)
+        a = time.perf_counter(); kid = sh("sbx-snap", "restore", snap)
+        rs.append(time.perf_counter() - a)
+        sh("sbx-gc", kid)
+        a = time.perf_counter(); kids = sh("sbx-fork", "-n", "4", snap).split()
+        fk.append(time.perf_counter() - a)
+        sh("sbx-gc", *kids)
+    sh("sbx-gc", sid)
+    for s in snaps:
+        sh("sbx-snap", "remove", s)
+    return {"runsc: checkpoint (sbx-snap, memory)": ck,
+            "runsc: restore from the checkpoint": rs,
+            "runsc: fork of 4 children": fk}, size
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else None
+    with open(policy, "w") as f:
+        f.write("allow:\n  landlock_off: true\n")
+    tiers = ["namespace"] + [t for t in ("runc", "crun", "runsc") if shutil.which(t)]
+    times, counts = {}, {}
+    for t in tiers:
+        n = max(5, RUNS // (20 if t == "runsc" else 5))
+        rows = tier_rows(t, n)
+        times.update(rows)
+        counts.update({k: n for k in rows})
+    peers = {}
+    if shutil.which("runc"):
+        bundle = runc_bundle(root)
+        peers["runc run (its own bundle)"] = \
+            f"runc run --bundle {bundle} sbx-bench-tiers-{os.getpid()}"
+    if shutil.which("runsc"):
+        peers["runsc do true"] = "runsc --network=none --platform=ptrace do true"
+    if peers:
+        n = max(5, RUNS // 20)
+        for k, xs in zip(peers, hyperfine(list(peers.values()), os.path.join(root, "hf-peers.json"),
+                                          runs=n, warmup=2)):
+            times[k] = xs
+            counts[k] = n
+    size = None
+    if "runsc" in tiers:
+        n = max(3, RUNS // 30)
+        rows, size = gvisor_memory(n)
+        times.update(rows)
+        counts.update({k: n for k in rows})
+    os.unlink(policy)
+    ref = med(times["namespace: one-shot sbx-run -m"])
+    print(f"{'command':<44} {'median':>10} {'p90':>10} {'runs':>5}  vs namespace one-shot")
+    rows = {}
+    for k, xs in times.items():
+        r = med(xs) / ref
+        rows[k] = (med(xs), p90(xs), r)
+        print(f"{k:<44} {med(xs):9.1f}ms {p90(xs):9.1f}ms {counts[k]:>5}  {r:6.1f}x")
+    extra = [f"runsc_checkpoint_bytes: {size}"] if size is not None else []
+    if size is not None:
+        print(f"{'runsc checkpoint size':<44} {size / 1e6:9.2f} MB")
+    write_rows(out, "tiers", rows, extra)
+
+main()
