@@ -310,18 +310,6 @@ clean" ]
 	[[ $output != "0" ]]
 }
 
-@test "TIOCSTI cannot inject input into the terminal" {
-	provision "$MANIFESTS/minimal.yaml"
-	assert_confined "$ID"
-	run -0 script -qec "sbx-run -t $ID -- python3 -c \"
-import fcntl, termios, errno
-try:
-    fcntl.ioctl(0, termios.TIOCSTI, b'x'); print('injected')
-except OSError as e:
-    print('refused', errno.errorcode[e.errno])\"" /dev/null
-	[[ $output == *"refused EPERM"* ]]
-}
-
 @test "seccomp: the profile is compiled once per state root; a damaged copy is made again, never skipped" {
 	provision "$MANIFESTS/minimal.yaml"
 	run -0 sbx-run "$ID" -- true

@@ -1,14 +1,27 @@
 #!/usr/bin/env bats
-# Hostile programs (tests/hostile/) run inside a default sandbox, each only after
-# the same test proved from inside that the sandbox holds. Each names its threat.
+# Hostile programs (tests/hostile/) run inside a default sandbox of each tier,
+# each only after the same test proved from inside that the sandbox holds (its
+# own PID namespace, no capability, root inside no root outside). Each names
+# its threat; what only one tier can be asked says so.
+# tiers: namespace runc crun runsc
 load helpers
+load tierlib
 
-# A default sandbox with the hostile programs mounted read-only at /hostile.
+# A default sandbox of this tier with the hostile programs mounted read-only
+# at /hostile, proved confined first.
 hostile_sandbox() {
-	printf 'filesystem_mounts: [{host: %s, guest: /hostile, mode: ro}]\nresource_allocation: {pids: 64, memory_mb: 256}\n' \
-		"${SBX_HOSTILE:?run through make check}" > "$WORK/hostile.yaml"
-	provision "$WORK/hostile.yaml"
-	assert_confined "$ID"
+	tier_provision <<-EOF
+	filesystem_mounts: [{host: ${SBX_HOSTILE:?run through make check}, guest: /hostile, mode: ro}]
+	resource_allocation: {pids: 64, memory_mb: 256}
+	EOF
+	tier_confined "$ID"
+	run -0 sbx-run "$ID" -- sh -c "kill -0 $$ 2>&1; echo rc=\$?"
+	[[ $output == *"rc=1"* ]]
+	cp "$WORK/m.yaml" "$WORK/hostile.yaml"
+}
+
+only_namespace() {
+	[ "$TIER" = namespace ] || skip "$1 (SBX_TIER=$TIER)"
 }
 
 @test "threat: the kernel's dangerous interfaces (mount, ptrace, bpf, keyctl, modules, io_uring...)" {
@@ -74,13 +87,15 @@ PY
 @test "threat: one sandbox reaching another (network, files in a shared mount, processes)" {
 	mkdir -p "$WORK/shared" && chmod 1777 "$WORK/shared"
 	# shared between sandboxes: each writes as its own host IDs, not as the owner
-	printf 'filesystem_mounts: [{host: %s, guest: /shared, mode: rw, idmap: false}]\n' "$WORK/shared" > "$WORK/m.yaml"
+	tier_manifest <<-EOF
+	filesystem_mounts: [{host: $WORK/shared, guest: /shared, mode: rw, idmap: false}]
+	EOF
 	provision "$WORK/m.yaml"
 	a=$ID
 	provision "$WORK/m.yaml"
 	b=$ID
-	assert_confined "$a"
-	assert_confined "$b"
+	tier_confined "$a"
+	tier_confined "$b"
 	# different host IDs: a private file of A's is closed to B's root
 	[ "$(state "$a" uid_base)" != "$(state "$b" uid_base)" ]
 	run -0 sbx-run "$a" -- sh -c 'umask 077; echo secret-of-a > /shared/a.txt'
@@ -107,15 +122,19 @@ except OSError as e:
 
 @test "threat: a sandbox turning another sandbox's mount source into a symlink to the host" {
 	mkdir -p "$WORK/shared/sub" && chmod 777 "$WORK/shared" "$WORK/shared/sub"
-	printf 'filesystem_mounts: [{host: %s, guest: /shared, mode: rw, idmap: false}]\n' "$WORK/shared" > "$WORK/a.yaml"
-	provision "$WORK/a.yaml"
-	assert_confined "$ID"
+	tier_manifest <<-EOF
+	filesystem_mounts: [{host: $WORK/shared, guest: /shared, mode: rw, idmap: false}]
+	EOF
+	provision "$WORK/m.yaml"
+	tier_confined "$ID"
 	# sandbox A swaps the directory for a link to the host's /etc...
 	run -0 sbx-run "$ID" -- sh -c 'rmdir /shared/sub && ln -s /etc /shared/sub'
 	[ -L "$WORK/shared/sub" ]
 	# ...that the operator then gives sandbox B: refused, nothing mounted
-	printf 'filesystem_mounts: [{host: %s/shared/sub, guest: /data, mode: rw, idmap: false}]\n' "$WORK" > "$WORK/b.yaml"
-	run -65 sbx-provision "$WORK/b.yaml"
+	tier_manifest <<-EOF
+	filesystem_mounts: [{host: $WORK/shared/sub, guest: /data, mode: rw, idmap: false}]
+	EOF
+	run -65 sbx-provision "$WORK/m.yaml"
 	[[ $output == *"symbolic link"* ]]
 	[ "$(sbx-ls -q | wc -l)" -eq 1 ]
 }
@@ -127,8 +146,10 @@ except OSError as e:
 	# a rootfs must be reachable by the sandbox's unprivileged host IDs
 	chmod a+rx "$WORK"
 	chmod -R a+rX "$WORK/root"
-	printf 'rootfs: %s\nfilesystem_mounts: [{host: %s, guest: /workspace, mode: rw, idmap: false}]\n' "$WORK/root" "$WORK/data" > "$WORK/m.yaml"
-	printf 'rootfs: ["%s"]\n' "$WORK" | policy
+	TIER_POLICY="rootfs: [\"$WORK\"]" tier_manifest <<-EOF
+	rootfs: $WORK/root
+	filesystem_mounts: [{host: $WORK/data, guest: /workspace, mode: rw, idmap: false}]
+	EOF
 	run -71 sbx-provision "$WORK/m.yaml"
 	[[ $output == *"mount point /workspace (a symlink"* ]]
 	# nothing was mounted over the link's target, and nothing is left
@@ -147,16 +168,20 @@ except OSError as e:
 	[[ $output != *boot* ]] && [[ $output != *root* ]]
 	[ "$(tail -n 1 <<<"$output")" = "none" ]
 	# a directory of the host's, with Landlock off too: nothing to climb out of
-	echo 'allow: {landlock_off: true}' | policy
-	printf 'security: {landlock: false}\n' > "$WORK/nl.yaml"
-	provision "$WORK/nl.yaml"
-	assert_confined "$ID"
+	if [ "$TIER" = namespace ]; then
+		TIER_POLICY='allow: {landlock_off: true}' tier_manifest "landlock: false" </dev/null
+	else
+		tier_manifest </dev/null   # the OCI runtimes apply no Landlock anyway
+	fi
+	provision "$WORK/m.yaml"
+	tier_confined "$ID"
 	run sbx-run "$ID" -- sh -c 'touch /proc/self/fd/7/../../tmp/sbx-escape-$$; ls /proc/self/fd/7/..' 7<"$WORK"
 	[ "$status" -ne 0 ]
 	[ -z "$(find /tmp -maxdepth 1 -name 'sbx-escape-*')" ]
 }
 
 @test "threat: the entering sbx-run child is out of reach while it holds the caller's privileges and descriptors" {
+	only_namespace "the namespace tier's own entry into a sandbox (the OCI tier's is the runtime's exec)"
 	echo 'capabilities: [CAP_SYS_PTRACE]' | policy
 	printf 'security: {capabilities: [CAP_SYS_PTRACE]}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"
@@ -240,23 +265,43 @@ PY
 		for d in acpi scsi pressure asound; do [ -d /proc/$d ] && printf "%s %s\n" $d "$(ls /proc/$d | wc -l)"; done; true'
 	echo "$output"
 	[ -n "$output" ]
-	[ "$(grep -cv ' 0$' <<<"$output")" = 0 ]
-	[[ $output == *"cmdline 0"* ]]
-	# init and the watchdog are named for what they are, inside and on the host
+	if [ "$TIER" = runsc ]; then
+		# gVisor's /proc is its own kernel's: its command line is gVisor's
+		masked=$output
+		run -0 sbx-run "$ID" -- cat /proc/cmdline
+		[[ $output == *gvisor* ]]
+		[ "$output" != "$(cat /proc/cmdline)" ]
+		output=$(grep -v '^cmdline ' <<<"$masked" || true)
+	else
+		[[ $output == *"cmdline 0"* ]]
+	fi
+	[ -z "$output" ] || [ "$(grep -cv ' 0$' <<<"$output")" = 0 ]
+	# the watchdog is named for what it is; the namespace tier's init too,
+	# inside and on the host (the OCI tier's first process is the root's)
+	[ "$(tr '\0' ' ' < "/proc/$(state "$ID" watchdog_pid)/cmdline" | sed 's/ *$//')" = "sbx-watchdog $ID" ]
+	[ "$TIER" = namespace ] || return 0
 	run -0 sbx-run "$ID" -- cat /proc/1/cmdline
 	[ "$(tr '\0' ' ' <<<"$output" | sed 's/ *$//')" = "sbx-init $ID" ]
 	[ "$(tr '\0' ' ' < "/proc/$(state "$ID" pid)/cmdline" | sed 's/ *$//')" = "sbx-init $ID" ]
-	[ "$(tr '\0' ' ' < "/proc/$(state "$ID" watchdog_pid)/cmdline" | sed 's/ *$//')" = "sbx-watchdog $ID" ]
 	[[ $(cat "/proc/$(state "$ID" pid)/cmdline") != *hostile.yaml* ]]
 }
 
 @test "threat: init, which holds the namespaces, keeps no capability and no way to be used" {
 	hostile_sandbox
 	run -0 sbx-run "$ID" -- grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/1/status
-	[ "$output" = "CapEff:	0000000000000000
+	# gVisor's /proc has no NoNewPrivs line (tier_confined asked prctl)
+	[ "$(grep -v NoNewPrivs <<<"$output")" = "CapEff:	0000000000000000
 CapBnd:	0000000000000000
-NoNewPrivs:	1
 Seccomp:	2" ]
+	[ "$TIER" = runsc ] || [[ $output == *"NoNewPrivs:	1"* ]]
+	if [ "$TIER" != namespace ]; then
+		# the OCI tier's first process is the root's /bin/sh, with the
+		# config's environment and nothing of sbx's or the host's in it
+		run -0 sbx-run "$ID" -- python3 -c 'print(open("/proc/1/environ").read().split("\0"))'
+		[ "$output" = "['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/root', '']" ]
+		run -1 sbx-run "$ID" -- python3 -c 'open("/proc/1/mem", "rb").read(1)'
+		return 0
+	fi
 	run -0 sbx-run "$ID" -- python3 -c '
 for p in ["/proc/1/mem", "/proc/1/environ"]:
     try:

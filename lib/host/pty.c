@@ -49,6 +49,18 @@ sbx_pty_recv(int sock, struct sbx_err *e)
 	return fd;
 }
 
+int
+sbx_pty_stray(void)
+{
+	pid_t sid;
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if (isatty(fd) && ioctl(fd, TIOCGSID, &sid) == -1 && errno == ENOTTY)
+			return 1;
+	return 0;
+}
+
 void
 sbx_pty_raw(void)
 {

@@ -10,6 +10,9 @@
 int sbx_pty_child(int sock, struct sbx_err *e);
 /* In the caller: receive the master fd from sock. */
 int sbx_pty_recv(int sock, struct sbx_err *e);
+/* Does the caller's stdio hold a terminal that is no session's controlling
+ * terminal? A command that is a session leader could take it (TIOCSCTTY). */
+int sbx_pty_stray(void);
 /* Put the caller's terminal (fd 0) in raw mode; sbx_pty_restore undoes it. */
 void sbx_pty_raw(void);
 void sbx_pty_restore(void);

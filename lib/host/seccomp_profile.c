@@ -529,6 +529,29 @@ refuse_values_any(struct guard *g, const char *name, int err)
 	emit(g, RET_ERRNO(err));
 }
 
+unsigned
+sbx_seccomp_guard_flags(const struct sbx_manifest *m)
+{
+	unsigned flags = 0;
+	size_t i;
+
+	if (strcmp(m->network_policy, "host") != 0)
+		flags |= SBX_GUARD_NO_VSOCK;
+	for (i = 0; i < m->n_mounts; i++)
+		if (strcmp(m->mounts[i].mode, "rw") == 0)
+			flags |= SBX_GUARD_NO_SETID;
+	return flags;
+}
+
+int
+sbx_seccomp_guard_only(unsigned flags, struct sbx_seccomp_prog *out, struct sbx_err *e)
+{
+	static struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+	const struct sbx_seccomp_prog all = { (char *)allow, sizeof allow };
+
+	return sbx_seccomp_guard(&all, flags, out, e);
+}
+
 int
 sbx_seccomp_guard(const struct sbx_seccomp_prog *in, unsigned flags,
     struct sbx_seccomp_prog *out, struct sbx_err *e)

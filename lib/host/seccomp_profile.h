@@ -13,6 +13,7 @@
 
 #include "doc.h"
 #include "error.h"
+#include "manifest.h"
 #include "state.h"
 
 struct sbx_seccomp_prog {
@@ -49,6 +50,13 @@ int sbx_seccomp_read(const char *path, struct sbx_seccomp_prog *p, struct sbx_er
 enum { SBX_GUARD_NO_CTTY = 1, SBX_GUARD_NO_VSOCK = 2, SBX_GUARD_NO_SETID = 4 };
 int sbx_seccomp_guard(const struct sbx_seccomp_prog *in, unsigned flags,
     struct sbx_seccomp_prog *out, struct sbx_err *e);
+/* The guard's flags a sandbox needs whatever the run: AF_VSOCK refused
+ * unless it has the host's network, set-ID modes refused where it has a
+ * writable mount. */
+unsigned sbx_seccomp_guard_flags(const struct sbx_manifest *m);
+/* The guard alone (out, the caller frees out->code), allowing what it does
+ * not refuse: under a filter of the runtime's that applies the profile. */
+int sbx_seccomp_guard_only(unsigned flags, struct sbx_seccomp_prog *out, struct sbx_err *e);
 /* Confine the caller (no_new_privs set) to waiting for children and signals,
  * writing to and closing what it has open, and exiting: any other system
  * call kills it. */
@@ -61,7 +69,7 @@ int sbx_seccomp_load_program(const struct sbx_seccomp_prog *p, struct sbx_err *e
  * NULL for unconfined): the same allow-list, ENOSYS and EPERM answers and
  * clone rules, for the native architecture. What the guard adds
  * (sbx_seccomp_guard: TIOCSTI on the 32 bits the kernel reads, vsock,
- * set-ID modes) has no OCI form and is not in it.
+ * set-ID modes) is not in it: the OCI tier loads the guard itself.
  */
 int sbx_seccomp_oci(const char *profile, struct sbx_node **out, struct sbx_err *e);
 

@@ -1097,20 +1097,6 @@ open_init(const struct sbx_manifest *m, struct sbx_err *e)
 	return fd;
 }
 
-/* A terminal of the caller's that is no session's controlling terminal: the
- * command, a session leader, could take it with TIOCSCTTY. */
-static int
-stray_terminal(void)
-{
-	pid_t sid;
-	int fd;
-
-	for (fd = 0; fd <= 2; fd++)
-		if (isatty(fd) && ioctl(fd, TIOCGSID, &sid) == -1 && errno == ENOTTY)
-			return 1;
-	return 0;
-}
-
 /* The run's seccomp program: the profile (compiled once per state root), and
  * before it the guard this sandbox and this run need (sbx_seccomp_guard). */
 static int
@@ -1118,8 +1104,7 @@ run_filter(const struct sbx_store *s, const struct sbx_manifest *m, const struct
     struct sbx_seccomp_prog *prog, struct sbx_err *e)
 {
 	struct sbx_seccomp_prog profile = { NULL, 0 };
-	unsigned flags = 0;
-	size_t i;
+	unsigned flags = sbx_seccomp_guard_flags(m);
 	int r;
 
 	if ((m->security.seccomp[0] == '/' ? kept_filter(s, m, &profile, e) :
@@ -1127,12 +1112,7 @@ run_filter(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 		e->code = SBX_EX_RUNFAIL;
 		return -1;
 	}
-	if (!host_network(m))
-		flags |= SBX_GUARD_NO_VSOCK;
-	for (i = 0; i < m->n_mounts; i++)
-		if (strcmp(m->mounts[i].mode, "rw") == 0)
-			flags |= SBX_GUARD_NO_SETID;
-	if (!x->tty && stray_terminal())
+	if (!x->tty && sbx_pty_stray())
 		flags |= SBX_GUARD_NO_CTTY;
 	r = sbx_seccomp_guard(&profile, flags, prog, e);
 	free(profile.code);

@@ -18,11 +18,15 @@
 
 /* The roots' mount points, empty directories the container's root can walk. */
 #define OCI_MNT "/run/sbx-oci"
-/* Inside a runsc sandbox: sbx-guest-exec (exec) and the seccomp program
- * (seccomp) it loads before each run's command. */
+/* Inside the container: sbx-guest-exec (exec) and the seccomp programs
+ * (seccomp, seccomp-ctty) it loads before each run's command. */
 #define OCI_GUEST "/dev/.sbx"
 
 enum oci_kind { OCI_RUNC, OCI_CRUN, OCI_RUNSC, OCI_KATA };
+
+/* Host tasks gVisor's sandbox has of its own (Go's threads, about 60 idle
+ * here), added to a pids limit under runsc. */
+#define OCI_RUNSC_TASKS 128
 
 /* Where a sandbox's runtime and files are. */
 struct oci_paths {

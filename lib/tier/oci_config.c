@@ -114,8 +114,8 @@ mounts(struct sbx_node *cfg, const struct sbx_manifest *m, const struct sbx_lowe
 	for (i = 0; i < m->n_tmpfs; i++)
 		if (add_tmpfs(mt, m->tmpfs[i].guest, m->tmpfs[i].size_mb) == -1)
 			return -1;
-	/* runsc: the seccomp loader every run goes through (oci_run.c). */
-	if (p->kind == OCI_RUNSC && strcmp(m->security.seccomp, "unconfined") != 0) {
+	/* The seccomp guard's loader every run goes through (oci_run.c). */
+	if (strcmp(m->security.seccomp, "unconfined") != 0) {
 		char src[300];
 
 		snprintf(src, sizeof src, "%s/guest", p->mnt);
@@ -205,7 +205,7 @@ id_map(struct sbx_node *linux_, const char *key, long long base, long long count
 
 /* linux.resources: memory, CPU, pids, and no device but runc's defaults. */
 static int
-resources(struct sbx_node *linux_, const struct sbx_manifest *m)
+resources(struct sbx_node *linux_, const struct sbx_manifest *m, const struct oci_paths *p)
 {
 	struct sbx_node *res = put(linux_, "resources", sbx_node_new(SBX_MAP)), *v, *dv;
 
@@ -230,8 +230,11 @@ resources(struct sbx_node *linux_, const struct sbx_manifest *m)
 	    put(v, "quota", sbx_node_int(m->res.cpu_cores * 100000 < 1000 ? 1000 :
 	    (long long)(m->res.cpu_cores * 100000))) == NULL))
 		return -1;
+	/* gVisor's sandbox is host tasks of its own besides those its processes
+	 * make (its threads, ptrace's stubs): the limit leaves room for them. */
 	if (m->res.pids != SBX_UNSET_INT && ((v = put(res, "pids", sbx_node_new(SBX_MAP))) ==
-	    NULL || put(v, "limit", sbx_node_int(m->res.pids)) == NULL))
+	    NULL || put(v, "limit", sbx_node_int(m->res.pids + (p->kind == OCI_RUNSC ?
+	    OCI_RUNSC_TASKS : 0))) == NULL))
 		return -1;
 	return 0;
 }
@@ -283,7 +286,7 @@ linux_part(struct sbx_node *cfg, const struct sbx_manifest *m, const struct oci_
 	if (lx == NULL || id_map(lx, "uidMappings", sbx_rt_int(m, "uid_base"),
 	    sbx_rt_int(m, "id_count")) == -1 || id_map(lx, "gidMappings",
 	    sbx_rt_int(m, "gid_base"), sbx_rt_int(m, "id_count")) == -1 ||
-	    namespaces(lx, m, p) == -1 || resources(lx, m) == -1 ||
+	    namespaces(lx, m, p) == -1 || resources(lx, m, p) == -1 ||
 	    put(lx, "cgroupsPath", sbx_node_str(cgpath)) == NULL || proc_paths(lx) == -1 ||
 	    /* The host's later mounts and unmounts stay out of the container. */
 	    put(lx, "rootfsPropagation", sbx_node_str("private")) == NULL)

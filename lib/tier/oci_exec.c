@@ -2,19 +2,24 @@
 /* A run in the OCI tier: `runc exec`, handed to the supervision loop. See oci.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fdpass.h"
 #include "net.h"
 #include "oci.h"
+#include "pty.h"
 #include "quota.h"
 #include "supervise.h"
 #include "util.h"
@@ -26,11 +31,40 @@ struct oci_run {
 	const struct sbx_manifest *m;
 	struct oci_paths p;
 	char pidfile[1300], log[1300];
+	/* sbx-run -t: where the runtime sends the terminal's master, and our
+	 * listening socket there (-1: none) */
+	struct sockaddr_un console;
+	int console_fd;
 	struct sbx_supervise sv;
 	struct sbx_cgroup cg;
 	int have_cg;
 	long long oom_before;    /* the sandbox cgroup's OOM kills before the run */
+	long long pids_before;   /* and the forks its pids limit refused */
 };
+
+/* The forks the sandbox's pids limit refused so far (-1: unknown). */
+static long long
+pids_refused(const struct oci_run *r)
+{
+	struct sbx_cg_stats st;
+
+	if (!r->have_cg || sbx_cgroup_stats(&r->cg, &st, NULL) == -1)
+		return -1;
+	return st.pids_max_events;
+}
+
+/* Did the kernel end gVisor's sandbox during the run (its memory limit's
+ * OOM kill, or its pids limit refusing gVisor a thread, which gVisor does
+ * not survive)? */
+static int
+runsc_killed(const struct oci_run *r)
+{
+	long long pids = pids_refused(r);
+
+	return r->p.kind == OCI_RUNSC && r->have_cg &&
+	    (sbx_cgroup_oom_kills(&r->cg) > r->oom_before ||
+	    (pids >= 0 && r->pids_before >= 0 && pids > r->pids_before));
+}
 
 /*
  * The command's environment, as the namespace tier's (later entries win):
@@ -100,6 +134,15 @@ exec_argv(struct oci_run *r, const struct sbx_exec *x, const char **env, size_t 
 	/* crun's exec takes no_new_privs from its flag, not the config's. */
 	if (r->p.kind == OCI_CRUN && r->m->security.no_new_privileges)
 		v[n++] = "--no-new-privs";
+	/* A terminal: crun makes it in the sandbox and hands us its master;
+	 * runc takes a console socket only to detach, and relays the terminal
+	 * itself. */
+	if (x->tty)
+		v[n++] = "--tty";
+	if (x->tty && r->p.kind == OCI_CRUN) {
+		v[n++] = "--console-socket";
+		v[n++] = r->console.sun_path;
+	}
 	v[n++] = r->p.kind == OCI_RUNSC ? "--internal-pid-file" : "--pid-file";
 	v[n++] = r->pidfile;
 	v[n++] = "--cwd";
@@ -111,9 +154,12 @@ exec_argv(struct oci_run *r, const struct sbx_exec *x, const char **env, size_t 
 		v[n++] = env[i];
 	}
 	v[n++] = r->m->sandbox_id;
-	if (r->p.kind == OCI_RUNSC && strcmp(r->m->security.seccomp, "unconfined") != 0) {
+	/* The guard (oci_run.c), with TIOCSCTTY refused when our caller holds a
+	 * terminal that is no session's, as the namespace tier's runs. */
+	if (strcmp(r->m->security.seccomp, "unconfined") != 0) {
 		v[n++] = OCI_GUEST "/exec";
-		v[n++] = OCI_GUEST "/seccomp";
+		v[n++] = !x->tty && sbx_pty_stray() ? OCI_GUEST "/seccomp-ctty" :
+		    OCI_GUEST "/seccomp";
 	}
 	for (i = 0; i < argc; i++)
 		v[n++] = x->argv[i];
@@ -173,8 +219,9 @@ run_failed(void *ctx, struct sbx_err *e)
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != (r->p.kind == OCI_RUNSC ? 128 : 255))
 		return 0;
 	/* gVisor's sandbox is one process to the kernel: its memory limit's
-	 * OOM kill ends it, and runsc exec loses it (run_figures says so). */
-	if (r->p.kind == OCI_RUNSC && r->have_cg && sbx_cgroup_oom_kills(&r->cg) > r->oom_before)
+	 * OOM kill or its pids limit ends it, and runsc exec loses it
+	 * (run_figures says so). */
+	if (runsc_killed(r))
 		return 0;
 	oci_log_error(r->log, msg, sizeof msg);
 	if (msg[0] == '\0')
@@ -279,6 +326,78 @@ run_figures(struct oci_run *r, long long oom_before, long long cpu_before, struc
 		if (t->kill_reason == NULL)
 			t->kill_reason = strdup("memory");
 	}
+	if (r->pids_before >= 0 && pids_refused(r) > r->pids_before) {
+		t->pids_limit_hits = pids_refused(r) - r->pids_before;
+		/* gVisor's sandbox does not survive its pids limit. */
+		if (r->p.kind == OCI_RUNSC && t->kill_reason == NULL &&
+		    WIFEXITED(r->sv.wait_status) && WEXITSTATUS(r->sv.wait_status) == 128)
+			t->kill_reason = strdup("pids");
+	}
+}
+
+/* The socket the runtime's exec connects to with the terminal's master: in
+ * the root's mount point's directory on the host (root's only; a path a
+ * socket can have). */
+static int
+console_listen(struct oci_run *r, struct sbx_err *e)
+{
+	int fd;
+
+	r->console.sun_family = AF_UNIX;
+	if ((size_t)snprintf(r->console.sun_path, sizeof r->console.sun_path, "%s/tty-%ld",
+	    r->p.mnt, (long)getpid()) >= sizeof r->console.sun_path)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "sbx-run -t: %s: path too long", r->p.mnt);
+	unlink(r->console.sun_path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "socket");
+	if (bind(fd, (struct sockaddr *)&r->console, sizeof r->console) == -1 ||
+	    chmod(r->console.sun_path, 0600) == -1 || listen(fd, 1) == -1) {
+		sbx_err_sys(e, SBX_EX_RUNFAIL, "sbx-run -t: %s", r->console.sun_path);
+		close(fd);
+		unlink(r->console.sun_path);
+		return -1;
+	}
+	r->console_fd = fd;
+	return 0;
+}
+
+/*
+ * The terminal's master from the runtime's exec, which connects once it has
+ * made the terminal; the runtime gone first (it failed) is no terminal, and
+ * its own error is what the run reports.
+ */
+static int
+console_master(struct oci_run *r, struct sbx_err *e)
+{
+	struct pollfd pf[2] = { { r->console_fd, POLLIN, 0 }, { r->sv.pidfd, POLLIN, 0 } };
+	char name[256];
+	int c, fd = -1, n;
+
+	while ((n = poll(pf, 2, 60000)) == -1 && errno == EINTR)
+		;
+	if (n <= 0 || !(pf[0].revents & POLLIN))
+		return n == 0 ? sbx_err_set(e, SBX_EX_RUNFAIL, "sbx-run -t: %s exec made no "
+		    "terminal in 60 s", oci_kind_name(r->p.kind)) : 0;
+	if ((c = accept4(r->console_fd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "sbx-run -t: accept");
+	if (sbx_fd_recv(c, &fd, 1, name, sizeof name) <= 0)
+		fd = -1;
+	close(c);
+	if (fd == -1)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "sbx-run -t: no terminal came from %s exec",
+		    oci_kind_name(r->p.kind));
+	r->sv.master = fd;
+	return 0;
+}
+
+static void
+console_close(struct oci_run *r)
+{
+	if (r->console_fd == -1)
+		return;
+	close(r->console_fd);
+	r->console_fd = -1;
+	unlink(r->console.sun_path);
 }
 
 static int
@@ -335,11 +454,14 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 	memset(&r, 0, sizeof r);
 	r.s = s;
 	r.m = m;
-	if (x->tty)
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "sbx-run -t: isolation_level oci "
-		    "(runtime %s) has no terminal yet", m->runtime);
+	r.console_fd = -1;
 	if (oci_paths(s, m, &r.p, e) == -1)
 		return -1;
+	/* runsc (2022)'s exec makes no terminal from its flags (only for a
+	 * process.json, which did not give one here). */
+	if (x->tty && r.p.kind == OCI_RUNSC)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "sbx-run -t: runtime %s gives a run no "
+		    "terminal (runc and crun do)", m->runtime);
 	if (sbx_rt_int(m, "pid") <= 0 || !sbx_proc_alive((pid_t)sbx_rt_int(m, "pid"),
 	    (unsigned long long)sbx_rt_int(m, "start_ticks")))
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's container is gone (run sbx-gc)");
@@ -352,6 +474,7 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 		r.have_cg = 1;
 		r.oom_before = oom_before = sbx_cgroup_oom_kills(&r.cg);
 	}
+	r.pids_before = pids_refused(&r);
 	sbx_supervise_init(&r.sv);
 	r.sv.timeout_s = x->timeout_s;
 	r.sv.kill_after_s = x->kill_after_s;
@@ -366,19 +489,35 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 	/* An allow-list's counters, and its refusals meanwhile the run's. */
 	if (sbx_net_wanted(m) && sbx_net_counts(s, m, 1, &net_before, e) == -1)
 		return -1;
+	if (x->tty && r.p.kind == OCI_CRUN && console_listen(&r, e) == -1)
+		goto out;
 	if (run_start(&r, x, res, e) == 0) {
 		sbx_supervise_catch(&r.sv);
+		if (r.console_fd != -1 && console_master(&r, e) == -1) {
+			kill(r.sv.pid, SIGKILL);
+			run_kill_all(&r);
+			waitpid(r.sv.pid, NULL, 0);
+			sbx_supervise_release(&r.sv);
+			close(r.sv.pidfd);
+			goto out;
+		}
+		console_close(&r);
 		ret = sbx_supervise_run(&r.sv, &res->status, &res->trace, e);
 		run_figures(&r, oom_before, cpu_before, &res->trace);
 		/* runsc exec lost the sandbox the kernel killed: the command was
 		 * killed with it, as SIGKILL. */
-		if (r.p.kind == OCI_RUNSC && res->trace.oom_killed && res->status == 128) {
+		if (r.p.kind == OCI_RUNSC && res->status == 128 && (res->trace.oom_killed ||
+		    (res->trace.kill_reason && strcmp(res->trace.kill_reason, "pids") == 0))) {
 			res->status = 128 + SIGKILL;
 			res->trace.exit_code = 128 + SIGKILL;
 		}
 		sbx_supervise_release(&r.sv);
 		close(r.sv.pidfd);
+		if (r.sv.master != -1)
+			close(r.sv.master);
 	}
+out:
+	console_close(&r);
 	if (sbx_net_wanted(m)) {
 		struct sbx_relay_counts after;
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The OCI tier's container: made, run in, torn down, swept. See oci.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -221,37 +222,46 @@ mount_root(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 }
 
 /*
- * runsc applies linux.seccomp to the container's first process only: each
- * run's command goes through sbx-guest-exec, which loads the same program
- * (with the guard the namespace tier adds) and execs it. The program and a
- * copy of the loader are in the root's tmpfs, which the gofer can read.
+ * The guard every run's command loads through sbx-guest-exec (OCI_GUEST),
+ * as the namespace tier's runs have it: TIOCSTI and TIOCLINUX on the 32 bits
+ * the kernel reads, vsock and set-ID modes by the manifest, and in a second
+ * program TIOCSCTTY too, for a run whose caller holds a terminal that is no
+ * session's (sbx_pty_stray). runc and crun apply the profile from
+ * linux.seccomp to every process, so the guard comes alone; runsc applies it
+ * to the container's first process only, so the profile comes with it.
  */
 static int
-guest_program(const struct sbx_store *s, const struct sbx_manifest *m,
-    const struct oci_paths *p, struct sbx_seccomp_prog *out, struct sbx_err *e)
+guest_programs(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct oci_paths *p, struct sbx_seccomp_prog out[2], struct sbx_err *e)
 {
 	struct sbx_seccomp_prog prof = { 0 };
-	int r;
+	unsigned flags = sbx_seccomp_guard_flags(m);
+	int r = 0;
 
-	if (p->kind != OCI_RUNSC || strcmp(m->security.seccomp, "unconfined") == 0)
+	if (strcmp(m->security.seccomp, "unconfined") == 0)
 		return 0;
-	r = m->security.seccomp[0] == '/' ? sbx_seccomp_compile_file(m->security.seccomp, &prof,
-	    e) : sbx_seccomp_program(s, m->security.seccomp, &prof, e);
-	if (r == 0)
-		r = sbx_seccomp_guard(&prof, SBX_GUARD_NO_VSOCK | SBX_GUARD_NO_SETID, out, e);
+	if (p->kind == OCI_RUNSC)
+		r = m->security.seccomp[0] == '/' ? sbx_seccomp_compile_file(m->security.seccomp,
+		    &prof, e) : sbx_seccomp_program(s, m->security.seccomp, &prof, e);
+	if (r == 0 && p->kind == OCI_RUNSC)
+		r = sbx_seccomp_guard(&prof, flags, &out[0], e) == -1 ||
+		    sbx_seccomp_guard(&prof, flags | SBX_GUARD_NO_CTTY, &out[1], e) == -1 ? -1 : 0;
+	else if (r == 0)
+		r = sbx_seccomp_guard_only(flags, &out[0], e) == -1 ||
+		    sbx_seccomp_guard_only(flags | SBX_GUARD_NO_CTTY, &out[1], e) == -1 ? -1 : 0;
 	free(prof.code);
 	return r == -1 ? sbx_err_prefix(e, "security.seccomp") : 0;
 }
 
-/* The loader and its program in p->mnt/guest (in make_child's namespace). */
+/* The loader and its programs in p->mnt/guest (in make_child's namespace). */
 static int
-guest_files(const struct oci_paths *p, const struct sbx_seccomp_prog *prog, struct sbx_err *e)
+guest_files(const struct oci_paths *p, const struct sbx_seccomp_prog prog[2], struct sbx_err *e)
 {
 	const char *dir = getenv("SBX_LIBEXEC");
 	char src[1200], dst[400], *buf = NULL;
 	size_t len = 0;
 
-	if (prog->code == NULL)
+	if (prog[0].code == NULL)
 		return 0;
 	snprintf(src, sizeof src, "%s/sbx-guest-exec", dir && *dir ? dir : SBX_LIBEXEC);
 	/* A tmpfs of its own: the root's is noexec. */
@@ -260,7 +270,7 @@ guest_files(const struct oci_paths *p, const struct sbx_seccomp_prog *prog, stru
 	    "mode=0755,size=2m") == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "%s", dst);
 	if (sbx_read_file(src, 16 << 20, &buf, &len, e) == -1)
-		return sbx_err_prefix(e, "the seccomp loader for runsc (make installs it)");
+		return sbx_err_prefix(e, "the seccomp loader (make installs it)");
 	snprintf(dst, sizeof dst, "%s/guest/exec", p->mnt);
 	if (sbx_write_atomic_nosync(dst, buf, len, 0755, e) == -1) {
 		free(buf);
@@ -268,7 +278,10 @@ guest_files(const struct oci_paths *p, const struct sbx_seccomp_prog *prog, stru
 	}
 	free(buf);
 	snprintf(dst, sizeof dst, "%s/guest/seccomp", p->mnt);
-	return sbx_write_atomic_nosync(dst, prog->code, prog->len, 0644, e);
+	if (sbx_write_atomic_nosync(dst, prog[0].code, prog[0].len, 0644, e) == -1)
+		return -1;
+	snprintf(dst, sizeof dst, "%s/guest/seccomp-ctty", p->mnt);
+	return sbx_write_atomic_nosync(dst, prog[1].code, prog[1].len, 0644, e);
 }
 
 /* The runtime's create (or restore) argv, in v. */
@@ -303,7 +316,7 @@ make_argv(const struct sbx_manifest *m, const struct oci_paths *p, const char *c
 /* In a mount namespace of its own: the root mounted, then the runtime execs. */
 static void __attribute__((noreturn))
 make_child(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_lowers *lw,
-    const struct oci_paths *p, const char *ckpt, const struct sbx_seccomp_prog *prog, int uns,
+    const struct oci_paths *p, const char *ckpt, const struct sbx_seccomp_prog prog[2], int uns,
     int errfd)
 {
 	const char *argv[32];
@@ -337,31 +350,32 @@ int
 oci_make(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_lowers *lw,
     const struct oci_paths *p, const char *ckpt, struct sbx_err *e)
 {
-	struct sbx_seccomp_prog prog = { 0 };
+	struct sbx_seccomp_prog prog[2] = { { 0 }, { 0 } };
 	char msg[512];
 	int st[2], uns, ws = 0;
 	ssize_t n;
 	pid_t pid;
 
 	unlink(p->log);
-	if (guest_program(s, m, p, &prog, e) == -1)
-		return -1;
-	if ((uns = sandbox_userns(m, e)) == -1) {
-		free(prog.code);
+	if (guest_programs(s, m, p, prog, e) == -1 || (uns = sandbox_userns(m, e)) == -1) {
+		free(prog[0].code);
+		free(prog[1].code);
 		return -1;
 	}
 	if (pipe2(st, O_CLOEXEC) == -1) {
 		close(uns);
-		free(prog.code);
+		free(prog[0].code);
+		free(prog[1].code);
 		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
 	}
 	if ((pid = fork()) == 0) {
 		close(st[0]);
-		make_child(s, m, lw, p, ckpt, &prog, uns, st[1]);
+		make_child(s, m, lw, p, ckpt, prog, uns, st[1]);
 	}
 	close(st[1]);
 	close(uns);
-	free(prog.code);
+	free(prog[0].code);
+	free(prog[1].code);
 	if (pid == -1) {
 		close(st[0]);
 		return sbx_err_sys(e, SBX_EX_OSERR, "fork");
@@ -426,7 +440,16 @@ static void
 mnt_remove(const struct sbx_store *s, const struct oci_paths *p)
 {
 	char dir[256];
+	struct dirent *de;
+	DIR *d;
 
+	/* the terminal sockets of runs killed before they removed them */
+	if ((d = opendir(p->mnt)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (strncmp(de->d_name, "tty-", 4) == 0)
+				(void)unlinkat(dirfd(d), de->d_name, 0);
+		closedir(d);
+	}
 	rmdir(p->rootfs);
 	rmdir(p->mnt);
 	snprintf(dir, sizeof dir, OCI_MNT "/%s", s->group);

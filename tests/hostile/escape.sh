@@ -15,7 +15,8 @@ try chroot chroot / /bin/true
 try unshare-user unshare -Ur true
 try unshare-mount unshare -m true
 try nsenter-init nsenter -t 1 -m -u true
-try mknod mknod /tmp/kmem c 1 2
+# a node is a threat where it opens a device (gVisor makes nodes of none)
+try mknod sh -c 'mknod /tmp/kmem c 1 2 && head -c 1 /tmp/kmem'
 try proc-sys-write sh -c 'echo 1 > /proc/sys/kernel/sysrq'
 try sysrq-trigger sh -c 'echo h > /proc/sysrq-trigger'
 try proc-kcore head -c 1 /proc/kcore

@@ -5,6 +5,7 @@
  * Prints "NAME blocked (ERRNO)" or "NAME ESCAPED".
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,7 +54,12 @@ main(void)
 	try("settimeofday", syscall(SYS_settimeofday, buf, NULL));
 	try("sethostname", syscall(SYS_sethostname, "evil", 4));
 	try("syslog-read", syscall(SYS_syslog, 3, buf, sizeof buf));
-	try("mknod-char", syscall(SYS_mknodat, -100, "/tmp/mem", 020600, 0x0101));
+	/* a node is a threat where it opens a device: gVisor makes nodes of
+	 * none in its own memory (ENXIO) */
+	r = syscall(SYS_mknodat, -100, "/tmp/mem", 020600, 0x0101);
+	if (r == 0 && (r = open("/tmp/mem", O_RDONLY)) >= 0)
+		close((int)r);
+	try("mknod-char", r);
 	try("iopl", syscall(SYS_iopl, 3));
 	/* clone with a new user namespace: EPERM, and nothing may come out of it */
 	r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
