@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# Isolation, proven from inside the sandbox: the kernel refuses, not sbx.
+# Isolation, proven from inside the sandbox: the kernel refuses, not sbx. The
+# namespace tier's own; what every tier gives is 32-tiers.bats, run per tier.
 load helpers
 
 @test "PID 1 is the sandbox's init and host processes are invisible" {
@@ -12,24 +13,6 @@ load helpers
 	# init's memory and environment (the caller's) stay closed to the sandbox
 	run -1 sbx-run "$ID" -- cat /proc/1/environ
 	[[ $output == *"Permission denied"* ]]
-}
-
-@test "only lo exists and the host's loopback listener is unreachable" {
-	provision "$MANIFESTS/minimal.yaml"
-	host_listener
-	# control: the listener answers on the host
-	run -0 python3 -c "import socket; print(socket.create_connection(('127.0.0.1', $PORT), 2).recv(9).decode().strip())"
-	[ "$output" = "host" ]
-	run -0 sbx-run "$ID" -- cat /proc/net/dev
-	[ "$(grep -c ':' <<<"$output")" -eq 1 ]
-	[[ $output == *"lo:"* ]]
-	run -0 sbx-run "$ID" -- python3 -c "
-import socket
-try:
-    socket.create_connection(('127.0.0.1', $PORT), 2); print('connected')
-except OSError as e:
-    print('refused', e.errno)"
-	[ "$output" = "refused 111" ]
 }
 
 @test "hostname is the sandbox's own" {
@@ -184,14 +167,6 @@ clean" ]
 	[ -d "$SBX_ROOT/skel/$stale" ]
 	run -0 sbx-run "$ID" -- cat /etc/hostname
 	[ "$output" = "$ID" ]
-}
-
-@test "a ro mount refuses writes even from sandbox root" {
-	mkdir -p "$WORK/ro" && chmod 777 "$WORK/ro"
-	printf 'filesystem_mounts: [{host: %s, guest: /data, mode: ro}]\n' "$WORK/ro" > "$WORK/m.yaml"
-	provision "$WORK/m.yaml"
-	run -1 sbx-run "$ID" -- touch /data/x
-	[[ $output == *"Read-only file system"* ]]
 }
 
 @test "a root-only host file (0600) is unreadable from inside, even as sandbox root" {

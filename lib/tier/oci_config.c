@@ -230,8 +230,9 @@ resources(struct sbx_node *linux_, const struct sbx_manifest *m, const struct oc
 	    put(v, "quota", sbx_node_int(m->res.cpu_cores * 100000 < 1000 ? 1000 :
 	    (long long)(m->res.cpu_cores * 100000))) == NULL))
 		return -1;
-	/* gVisor's sandbox is host tasks of its own besides those its processes
-	 * make (its threads, ptrace's stubs): the limit leaves room for them. */
+	/* gVisor's sandbox has host tasks of its own besides those its
+	 * processes make (Go's threads, the ptrace platform's tracees): the
+	 * limit leaves room for them (OCI_RUNSC_TASKS). */
 	if (m->res.pids != SBX_UNSET_INT && ((v = put(res, "pids", sbx_node_new(SBX_MAP))) ==
 	    NULL || put(v, "limit", sbx_node_int(m->res.pids + (p->kind == OCI_RUNSC ?
 	    OCI_RUNSC_TASKS : 0))) == NULL))

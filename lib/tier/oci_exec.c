@@ -300,10 +300,10 @@ runsc_stats(const struct oci_run *r, long long *cpu_ns, long long *mem)
  * command), or under runsc gVisor's CPU time over the run and its memory in
  * use at the end; an OOM kill counted in the sandbox's cgroup meanwhile. */
 static void
-run_figures(struct oci_run *r, long long oom_before, long long cpu_before, struct sbx_trace *t)
+run_figures(struct oci_run *r, long long cpu_before, struct sbx_trace *t)
 {
 	const struct rusage *ru = &r->sv.ru;
-	long long cpu, mem;
+	long long cpu, mem, pids = pids_refused(r);
 	char layer[1200];
 	double used;
 
@@ -321,13 +321,13 @@ run_figures(struct oci_run *r, long long oom_before, long long cpu_before, struc
 	if (sbx_store_path(r->s, r->m->sandbox_id, "layer", layer, sizeof layer, NULL) == 0 &&
 	    (used = sbx_quota_used_mb(layer)) >= 0)
 		t->disk_used_mb = used;
-	if (r->have_cg && sbx_cgroup_oom_kills(&r->cg) > oom_before) {
+	if (r->have_cg && sbx_cgroup_oom_kills(&r->cg) > r->oom_before) {
 		t->oom_killed = 1;
 		if (t->kill_reason == NULL)
 			t->kill_reason = strdup("memory");
 	}
-	if (r->pids_before >= 0 && pids_refused(r) > r->pids_before) {
-		t->pids_limit_hits = pids_refused(r) - r->pids_before;
+	if (r->pids_before >= 0 && pids > r->pids_before) {
+		t->pids_limit_hits = pids - r->pids_before;
 		/* gVisor's sandbox does not survive its pids limit. */
 		if (r->p.kind == OCI_RUNSC && t->kill_reason == NULL &&
 		    WIFEXITED(r->sv.wait_status) && WEXITSTATUS(r->sv.wait_status) == 128)
@@ -446,7 +446,7 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 	struct sbx_relay_counts net_before = { NULL, 0 };
 	struct oci_run r;
 	struct sbx_cg_host h;
-	long long oom_before = 0, cpu_before = -1, mem;
+	long long cpu_before = -1, mem;
 	double t;
 	int ret = -1;
 
@@ -472,7 +472,7 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 	if (sbx_rt_str(m, "cgroup") != NULL && sbx_cgroup_host(&h, NULL) == 0 &&
 	    sbx_cgroup_from_spec(&h, sbx_rt_str(m, "cgroup"), &r.cg, NULL) == 0) {
 		r.have_cg = 1;
-		r.oom_before = oom_before = sbx_cgroup_oom_kills(&r.cg);
+		r.oom_before = sbx_cgroup_oom_kills(&r.cg);
 	}
 	r.pids_before = pids_refused(&r);
 	sbx_supervise_init(&r.sv);
@@ -503,7 +503,7 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 		}
 		console_close(&r);
 		ret = sbx_supervise_run(&r.sv, &res->status, &res->trace, e);
-		run_figures(&r, oom_before, cpu_before, &res->trace);
+		run_figures(&r, cpu_before, &res->trace);
 		/* runsc exec lost the sandbox the kernel killed: the command was
 		 * killed with it, as SIGKILL. */
 		if (r.p.kind == OCI_RUNSC && res->status == 128 && (res->trace.oom_killed ||

@@ -149,6 +149,19 @@ mount_points(const struct sbx_manifest *m, const struct oci_paths *p, int mfd,
 	return 0;
 }
 
+/* An empty directory, or file, at path: where a tree is attached. */
+static int
+attach_point(const char *path, int is_dir)
+{
+	int fd;
+
+	if (is_dir)
+		return mkdir(path, 0700);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) == -1)
+		return -1;
+	return close(fd);
+}
+
 /* filesystem_mounts' sources, each a tree (sbx_rootfs_mount_tree) attached at
  * p->mnt/mN, where the runtime's bind mounts of them find them. */
 static int
@@ -158,15 +171,13 @@ mount_sources(const struct sbx_store *s, const struct sbx_manifest *m,
 	char at[300];
 	struct stat st;
 	size_t i;
-	int tree, fd, r;
+	int tree, r;
 
 	for (i = 0; i < m->n_mounts; i++) {
 		if ((tree = sbx_rootfs_mount_tree(s, m, i, m->mounts[i].idmap == 1, e)) == -1)
 			return -1;
 		snprintf(at, sizeof at, "%s/m%zu", p->mnt, i);
-		r = fstat(tree, &st) == -1 || (S_ISDIR(st.st_mode) ? mkdir(at, 0700) :
-		    (fd = open(at, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) == -1 ?
-		    -1 : close(fd)) == -1 ||
+		r = fstat(tree, &st) == -1 || attach_point(at, S_ISDIR(st.st_mode)) == -1 ||
 		    move_mount(tree, "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) == -1 ? -1 : 0;
 		if (r == -1)
 			sbx_err_sys(e, SBX_EX_OSERR, "filesystem_mounts: host %s", m->mounts[i].host);
