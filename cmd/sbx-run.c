@@ -3,7 +3,9 @@
 #include <getopt.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "common.h"
+#include "doc.h"
 #include "id.h"
 #include "policy.h"
 #include "provision.h"
@@ -23,7 +25,8 @@ usage(int code)
 {
 	sbx_usage(code,
 	    "usage: sbx-run [-t] [-e K=V]... [-w DIR] [-u UID[:GID]] [-T SECONDS [-k SECONDS]]\n"
-	    "               [--trace FILE|-] [--snapshot-before] [-c ID] [-P POLICY]\n"
+	    "               [--trace FILE|-] [--snapshot-before] [-o json|yaml [--max-output BYTES]]\n"
+	    "               [-c ID] [-P POLICY]\n"
 	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n",
 	    "Run a command inside a sandbox; its exit status comes back (125: sbx failed).\n\n"
 	    "  -t, --tty                give the command a terminal (stdin must be one)\n"
@@ -34,6 +37,8 @@ usage(int code)
 	    "  -k, --kill-after SECONDS with --timeout: SIGTERM first, SIGKILL SECONDS later\n"
 	    "      --trace FILE|-       write the run's trace to FILE (- : stderr)\n"
 	    "      --snapshot-before    snapshot the sandbox before the command runs\n"
+	    "  -o, --output FORMAT      capture stdout and stderr; print one result object\n"
+	    "      --max-output BYTES   with -o: bytes kept of each stream (default 1 MiB)\n"
 	    "  -m, --manifest FILE      one-shot: provision from FILE, run, destroy\n"
 	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
 	    "  -P, --policy FILE        with -m: the operator's policy the manifest is held to\n"
@@ -50,6 +55,19 @@ seconds(const char *opt, const char *s)
 	if (end == s || *end != '\0' || !(v > 0) || v > 31536000)
 		errx(RUN_USAGE, "%s: '%s' is not a number of seconds", opt, s);
 	return v;
+}
+
+static size_t
+byte_count(const char *opt, const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || *end != '\0' || errno != 0 || s[0] == '-' || v > (1ULL << 30))
+		errx(RUN_USAGE, "%s: '%s' is not a number of bytes (0 to 1 GiB)", opt, s);
+	return (size_t)v;
 }
 
 /* The ID on stdin: its first record only, so the rest stays the command's input. */
@@ -138,6 +156,8 @@ main(int argc, char *argv[])
 		{ "snapshot-before", no_argument, NULL, 'S' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'P' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "max-output", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -148,11 +168,13 @@ main(int argc, char *argv[])
 	struct sbx_exec_result res;
 	struct sbx_manifest m;
 	const char *manifest = NULL, *trace = NULL;
+	struct sbx_capture cap = { .stdin_fd = STDIN_FILENO, .limit = 1 << 20 };
+	enum sbx_format out_fmt = SBX_FMT_ID;  /* SBX_FMT_ID: the streams are the caller's */
 	char id[SBX_ID_MAX + 1], **env = NULL, **grown;
 	unsigned u, g;
 	int c, r, existed, snap_before = 0;
 
-	while ((c = getopt_long(argc, argv, "+tm:e:w:u:T:k:c:P:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+tm:e:w:u:T:k:c:P:o:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': x.tty = 1; break;
 		case 'm': manifest = optarg; break;
@@ -180,6 +202,11 @@ main(int argc, char *argv[])
 		case 'S': snap_before = 1; break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'P': sbx_policy_set_path(optarg); break;
+		case 'o':
+			if (sbx_format_parse(optarg, &out_fmt) == -1)
+				errx(RUN_USAGE, "--output: '%s' is not json or yaml", optarg);
+			break;
+		case 'M': cap.limit = byte_count("--max-output", optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
 		default: usage(RUN_USAGE);
@@ -210,6 +237,8 @@ main(int argc, char *argv[])
 	x.argv = argv;
 	/* A pty cannot pass on the end of piped input: the command would wait
 	 * for more for ever. No terminal then, as ssh does. */
+	if (x.tty && out_fmt != SBX_FMT_ID)
+		errx(RUN_USAGE, "-t and --output: a terminal's output cannot be captured");
 	if (x.tty && !isatty(STDIN_FILENO)) {
 		warnx("stdin is not a terminal: running without one (-t ignored)");
 		x.tty = 0;
@@ -240,11 +269,21 @@ main(int argc, char *argv[])
 			errx(SBX_EX_RUNFAIL, "%s: --snapshot-before: %s", id, e.msg);
 		fprintf(stderr, "sbx-run: %s: snapshot %s\n", id, snap);
 	}
-	r = sbx_sandbox_run(&store, id, &x, &res, &e);
+	r = out_fmt == SBX_FMT_ID ? sbx_sandbox_run(&store, id, &x, &res, &e) :
+	    sbx_sandbox_run_capture(&store, id, &x, &cap, &res, &e);
 	if (r == -1)
 		warnx("%s: %s", id, e.msg);
 	else
 		say_why_killed(&store, id, &x, &res);
+	/* The result object whenever the command was started (its exec failing is one). */
+	if (out_fmt != SBX_FMT_ID && (r == 0 || res.status == SBX_EX_NOEXEC ||
+	    res.status == SBX_EX_NOTFOUND) &&
+	    sbx_doc_emit_tree(stdout, sbx_capture_tree(&cap, &res, r == -1 ? e.msg : NULL),
+	    out_fmt) == -1) {
+		warnx("%s: --output: out of memory", id);
+		res.status = SBX_EX_RUNFAIL;
+	}
+	sbx_capture_free(&cap);
 	if (r == 0 || res.status == SBX_EX_NOEXEC || res.status == SBX_EX_NOTFOUND)
 		write_trace(trace, &res.trace);
 	sbx_trace_free(&res.trace);

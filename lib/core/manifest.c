@@ -1428,6 +1428,17 @@ sbx_manifest_emit(FILE *f, const struct sbx_manifest *m, enum sbx_format fmt)
 	return sbx_doc_emit_tree(f, sbx_manifest_tree(m), fmt);
 }
 
+struct sbx_node *
+sbx_trace_tree(const struct sbx_trace *t)
+{
+	struct sbx_manifest m;
+
+	sbx_manifest_init(&m);
+	m.trace = *t;
+	m.has_trace = 1;
+	return tree_map(&m, trace_fields);
+}
+
 int
 sbx_trace_emit(FILE *f, const struct sbx_trace *t, enum sbx_format fmt)
 {

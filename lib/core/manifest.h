@@ -155,6 +155,8 @@ struct sbx_node *sbx_manifest_tree(const struct sbx_manifest *m);
 int sbx_manifest_emit(FILE *f, const struct sbx_manifest *m, enum sbx_format fmt);
 /* The trace alone ("execution_trace:" document). */
 int sbx_trace_emit(FILE *f, const struct sbx_trace *t, enum sbx_format fmt);
+/* The trace's fields as a map (NULL: out of memory). */
+struct sbx_node *sbx_trace_tree(const struct sbx_trace *t);
 void sbx_trace_init(struct sbx_trace *t);
 void sbx_trace_free(struct sbx_trace *t);
 /* Does a rootfs value name a snapshot (not "host", not a directory)? */

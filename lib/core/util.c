@@ -577,3 +577,59 @@ sbx_nearest(const char *word, const char *const *cands)
 		}
 	return bestd <= 2 && bestd * 2 < strlen(word) ? best : NULL;
 }
+
+/* The length of the valid UTF-8 sequence at p (n bytes left), 0 if none. */
+static size_t
+utf8_seq(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	unsigned cp;
+
+	if (p[0] >= 0x01 && p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* Overlong forms, UTF-16 surrogates, beyond U+10FFFF. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+char *
+sbx_utf8_text(const char *b, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)b;
+	char *out, *o;
+	size_t i = 0, k;
+
+	/* At worst each byte becomes the 3 bytes of U+FFFD. */
+	if (n > (SIZE_MAX - 1) / 3 || (out = o = malloc(3 * n + 1)) == NULL)
+		return NULL;
+	while (i < n) {
+		if ((k = utf8_seq(p + i, n - i)) == 0) {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		} else {
+			memcpy(o, p + i, k);
+			o += k;
+			i += k;
+		}
+	}
+	*o = '\0';
+	return out;
+}

@@ -34,6 +34,10 @@ int sbx_time_set(char **field, double t);
 const char *sbx_nearest(const char *word, const char *const *cands);
 /* n bytes as 2n lowercase hex digits and a NUL. */
 void sbx_hex(const unsigned char *d, size_t n, char *out);
+/* n bytes as text for a JSON string: valid UTF-8, each NUL, malformed or
+ * overlong sequence (and a sequence cut at the end) replaced by U+FFFD.
+ * Malloc'd; NULL when out of memory. */
+char *sbx_utf8_text(const char *b, size_t n);
 int sbx_write_atomic_nosync(const char *path, const void *buf, size_t len, mode_t mode,
     struct sbx_err *e);
 /*

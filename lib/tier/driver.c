@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Picking the driver of an isolation tier. */
 #include <string.h>
+#include <unistd.h>
 
 #include "driver.h"
 
@@ -24,4 +25,18 @@ int
 sbx_driver_cannot(const struct sbx_driver *d, const char *what, struct sbx_err *e)
 {
 	return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level %s cannot %s", d->name, what);
+}
+
+int
+sbx_exec_stdio(const struct sbx_exec *x, struct sbx_err *e)
+{
+	int i;
+
+	if (x->stdio == NULL)
+		return 0;
+	/* The caller's descriptors are above 2 (pipes it made after its own stdio). */
+	for (i = 0; i < 3; i++)
+		if (x->stdio[i] != i && dup2(x->stdio[i], i) == -1)
+			return sbx_err_sys(e, SBX_EX_RUNFAIL, "the command's stdio");
+	return 0;
 }

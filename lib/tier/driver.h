@@ -24,6 +24,9 @@ struct sbx_exec {
 	const char *workdir;     /* NULL: the manifest's */
 	const char *user;        /* NULL: the manifest's */
 	int tty;                 /* allocate a terminal in the sandbox */
+	/* The command's stdin, stdout and stderr; NULL: the caller's own 0, 1
+	 * and 2 (with tty, the terminal). Not with tty. */
+	const int *stdio;
 	double timeout_s;        /* 0: none */
 	double kill_after_s;     /* grace between SIGTERM and SIGKILL on timeout; 0: SIGKILL */
 	double lifetime_s;       /* set by the lifecycle: seconds until the sandbox expires */
@@ -107,6 +110,9 @@ extern const struct sbx_driver *const sbx_drivers[];
 
 /* The driver for m->isolation_level, or exit 69 for tiers this build lacks. */
 const struct sbx_driver *sbx_driver_for(const struct sbx_manifest *m, struct sbx_err *e);
+/* In the command's process before it execs: x->stdio onto 0, 1 and 2 (none
+ * when NULL). */
+int sbx_exec_stdio(const struct sbx_exec *x, struct sbx_err *e);
 /* Exit 69: this tier cannot do what (an operation it leaves NULL). */
 int sbx_driver_cannot(const struct sbx_driver *d, const char *what, struct sbx_err *e);
 

@@ -937,6 +937,8 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 	int i;
 	extern char **environ;
 
+	if (sbx_exec_stdio(x, &ce.e) == -1)
+		goto fail;
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		if (cgfds[i] != -1 && (sbx_write_all(cgfds[i], "0", 1) == -1 || close(cgfds[i]))) {
 			sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "join the run's cgroup");

@@ -254,11 +254,14 @@ runsc_stdio(void)
 }
 
 static pid_t
-spawn(const struct oci_paths *p, const char **argv)
+spawn(const struct oci_paths *p, const struct sbx_exec *x, const char **argv)
 {
 	pid_t pid = fork();
+	struct sbx_err ignored;
 
 	if (pid == 0) {
+		if (sbx_exec_stdio(x, &ignored) == -1)
+			_exit(SBX_EX_RUNFAIL);
 		if (p->kind == OCI_RUNSC)
 			runsc_stdio();
 		/* Nothing of the caller's but stdio crosses into the runtime. */
@@ -423,7 +426,7 @@ run_start(struct oci_run *r, const struct sbx_exec *x, struct sbx_exec_result *r
 	if (x->starting != NULL)
 		x->starting(x->starting_ctx);
 	sbx_supervise_start(&r->sv, &res->trace);
-	pid = spawn(&r->p, argv);
+	pid = spawn(&r->p, x, argv);
 	free(argv);
 	free(env);
 	free(pool);
