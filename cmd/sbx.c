@@ -8,14 +8,14 @@
 #include "util.h"
 
 static const char *const verbs[] = { "provision", "run", "snap", "fork", "inspect", "ls", "gc",
-	"watchdog", "pause", NULL };
+	"watchdog", "pause", "cp", NULL };
 
 static void __attribute__((noreturn))
 usage(int code)
 {
 	sbx_usage(code,
 	    "usage: sbx VERB [ARG...]\n"
-	    "verbs: provision run snap fork inspect ls gc watchdog pause\n",
+	    "verbs: provision run snap fork inspect ls gc watchdog pause cp\n",
 	    "Run sbx-VERB with the arguments, as git does (sbx-VERB -h for each).\n\n"
 	    "  provision  make a sandbox from a manifest, print its ID\n"
 	    "  run        run a command inside a sandbox\n"
@@ -26,6 +26,7 @@ usage(int code)
 	    "  gc         destroy sandboxes, reap the dead, apply snapshot retention\n"
 	    "  watchdog   enforce lifetimes and watch memory from outside\n"
 	    "  pause      freeze or thaw a sandbox\n"
+	    "  cp         copy files into and out of a live sandbox\n"
 	    "  -h, --help, -V, --version\n");
 }
 

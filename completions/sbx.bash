@@ -23,6 +23,7 @@ _sbx_prog() {
 	sbx-gc) opts="-n --dry-run --keep-last --max-age --store --grace --verify-audit -c --correlation-id -h --help -V --version" ;;
 	sbx-watchdog) opts="--all --once -i --interval -h --help -V --version" ;;
 	sbx-pause) opts="-r --resume -c --correlation-id -h --help -V --version" ;;
+	sbx-cp) opts="-c --correlation-id -h --help -V --version" ;;
 	esac
 	case $prev in
 	-o | --output)
@@ -49,6 +50,7 @@ _sbx_prog() {
 	sbx-provision) COMPREPLY=($(compgen -f -- "$cur")) ;;
 	sbx-inspect | sbx-gc | sbx-run | sbx-watchdog | sbx-pause) _sbx_ids "$cur" ;;
 	sbx-fork) _sbx_snaps "$cur"; _sbx_ids "$cur" ;;
+	sbx-cp) COMPREPLY=($(compgen -f -- "$cur")); _sbx_ids "$cur" ;;
 	sbx-snap)
 		local verb
 		for verb in "${COMP_WORDS[@]:1}"; do
@@ -74,7 +76,7 @@ _sbx() {
 	COMPREPLY=()
 	if [ "$prog" = sbx ]; then
 		if [ "$COMP_CWORD" -eq 1 ]; then
-			COMPREPLY=($(compgen -W "provision run snap fork inspect ls gc watchdog pause" -- "$cur"))
+			COMPREPLY=($(compgen -W "provision run snap fork inspect ls gc watchdog pause cp" -- "$cur"))
 			return
 		fi
 		prog=sbx-${COMP_WORDS[1]}
@@ -83,4 +85,4 @@ _sbx() {
 }
 
 complete -F _sbx sbx sbx-provision sbx-run sbx-snap sbx-fork sbx-inspect sbx-ls sbx-gc sbx-watchdog \
-	sbx-pause
+	sbx-pause sbx-cp

@@ -9,9 +9,9 @@ function __sbx_snaps
     sbx-snap list 2>/dev/null
 end
 
-complete -c sbx -f -n __fish_use_subcommand -a 'provision run snap fork inspect ls gc watchdog pause'
+complete -c sbx -f -n __fish_use_subcommand -a 'provision run snap fork inspect ls gc watchdog pause cp'
 
-for p in sbx-provision sbx-run sbx-snap sbx-fork sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause
+for p in sbx-provision sbx-run sbx-snap sbx-fork sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause sbx-cp
     complete -c $p -s h -l help -d 'usage'
     complete -c $p -s V -l version -d 'version'
 end
@@ -63,6 +63,9 @@ complete -c sbx-watchdog -f -a '(__sbx_ids)'
 complete -c sbx-pause -s r -l resume -d 'thaw instead of freeze'
 complete -c sbx-pause -s c -l correlation-id -x -d 'audit correlation ID'
 complete -c sbx-pause -f -a '(__sbx_ids)'
+
+complete -c sbx-cp -s c -l correlation-id -x -d 'audit correlation ID'
+complete -c sbx-cp -a '(__sbx_ids | sed "s/\$/:/")' -d 'sandbox ID:PATH'
 
 complete -c sbx-snap -f -n 'not __fish_seen_subcommand_from create list inspect verify remove restore export import push pull' -a 'create list inspect verify remove restore export import push pull'
 complete -c sbx-snap -l id -x -d 'snapshot ID (create), sandbox ID (restore)'

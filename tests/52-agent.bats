@@ -50,7 +50,7 @@ json_get() {
 	# (but under runc and crun, whose exec waits for whoever holds the
 	# streams it passed on)
 	run -0 timeout 60 sbx-run -o json "$ID" -- sh -c 'sleep 120 >/dev/null 2>&1 & echo done'
-	[ "$(json_get 'd["stdout"]' <<<"$output")" = done ]
+	[ "$(json_get 'd["stdout"]' <<<"$output")" = "done" ]
 	if [ "$TIER" = namespace ] || [ "$TIER" = runsc ]; then
 		run -0 timeout 60 sbx-run -o json "$ID" -- sh -c 'sleep 120 & echo held'
 		[ "$(json_get 'd["stdout"]' <<<"$output")" = held ]
@@ -64,4 +64,92 @@ json_get() {
 	run -125 sbx-run -t -o json "$ID" -- true
 	[[ $output == *"terminal"* ]]
 	run -125 sbx-run -o json --max-output lots "$ID" -- true
+}
+
+@test "agent: sbx-cp round-trips a tree: modes, times, symlinks, a 100 MB file; owners the sandbox user's" {
+	tier_provision <<<$'read_only_root: false\nuser: "1000:1000"\nresource_allocation: {disk_mb: 512}'
+	mkdir -p "$WORK/src/sub/deep"
+	echo secret > "$WORK/src/sub/f"
+	chmod 0640 "$WORK/src/sub/f"
+	chmod 0750 "$WORK/src/sub/deep"
+	printf '#!/bin/sh\necho run\n' > "$WORK/src/x.sh"
+	chmod 0755 "$WORK/src/x.sh"
+	ln -s sub/f "$WORK/src/rel"
+	ln -s /etc/shadow "$WORK/src/abs"
+	head -c 100000000 /dev/urandom > "$WORK/src/big"
+	touch -h -d '2021-03-04 05:06:07' "$WORK/src/sub/f" "$WORK/src/rel" "$WORK/src/sub/deep" "$WORK/src/sub"
+	run -0 sbx-cp "$WORK/src" "$ID:/home/sandbox"
+	# (python's stat: gVisor's statx refuses coreutils' flags)
+	run -0 sbx-run -w /home/sandbox/src "$ID" -- python3 -c '
+import os, subprocess
+for p in ("sub", "sub/f", "sub/deep", "x.sh"):
+    st = os.lstat(p)
+    print(p, oct(st.st_mode & 0o7777)[2:], "%d:%d" % (st.st_uid, st.st_gid), int(st.st_mtime))
+print(os.readlink("rel"), os.readlink("abs"))
+print(subprocess.run(["./x.sh"], capture_output=True, text=True).stdout.strip(), open("rel").read().strip())'
+	t=$(date -d '2021-03-04 05:06:07' +%s)
+	[ "$(sed 's/^\(x.sh 755 1000:1000\) .*/\1/' <<<"$output")" = "$(printf '%s\n' "sub 755 1000:1000 $t" \
+		"sub/f 640 1000:1000 $t" "sub/deep 750 1000:1000 $t" "x.sh 755 1000:1000" \
+		"sub/f /etc/shadow" "run secret")" ]
+	# and back out, under another name, with the same bytes
+	run -0 sbx-cp "$ID:/home/sandbox/src" "$WORK/back"
+	cmp "$WORK/src/big" "$WORK/back/big"
+	[ "$(stat -c '%a %Y' "$WORK/back/sub/f")" = "640 $(date -d '2021-03-04 05:06:07' +%s)" ]
+	[ "$(readlink "$WORK/back/abs")" = /etc/shadow ]
+	[ "$(stat -c %u "$WORK/back/sub/f")" = "$(id -u)" ]
+	# one file, into an existing directory and as a new name; - is a tar stream
+	run -0 sbx-cp "$ID:/home/sandbox/src/sub/f" "$WORK/back/sub/deep"
+	run -0 sbx-cp "$ID:/home/sandbox/src/x.sh" "$WORK/renamed"
+	[ "$(cat "$WORK/back/sub/deep/f")" = secret ]
+	[ -x "$WORK/renamed" ]
+	run -0 bash -c "sbx-cp $ID:/home/sandbox/src/sub - | tar -t | sort"
+	[ "$output" = "$(printf 'sub/\nsub/deep/\nsub/f')" ]
+	run -0 bash -c "tar -C '$WORK/src' -c sub | sbx-cp - $ID:/tmp && sbx-run $ID -- cat /tmp/sub/f"
+	[ "$output" = secret ]
+}
+
+@test "agent: sbx-cp copies a link to a host file as the link; read-only, quota and missing paths refused" {
+	tier_provision <<<$'read_only_root: false\nuser: "1000:1000"\nresource_allocation: {disk_mb: 16}'
+	# a link inside to the host's /etc/shadow: the link comes out, never the file
+	run -0 sbx-run "$ID" -- ln -s /etc/shadow /home/sandbox/shadow
+	run -0 sbx-cp "$ID:/home/sandbox/shadow" "$WORK/got"
+	[ -L "$WORK/got" ]
+	[ "$(readlink "$WORK/got")" = /etc/shadow ]
+	echo x > "$WORK/f"
+	# the writable layer's quota: 16 MiB, and a 40 MB file
+	head -c 40000000 /dev/zero > "$WORK/big"
+	run -74 sbx-cp "$WORK/big" "$ID:/home/sandbox"
+	[[ $output == *"the sandbox's disk is full"* ]]
+	# paths that are not there, operands that are not one of each
+	run -66 sbx-cp "$ID:/no/such" "$WORK/x"
+	run -66 sbx-cp "$WORK/f" "$ID:/no/such/dir/x"
+	run -66 sbx-cp "$WORK/no-such" "$ID:/tmp"
+	run -73 sbx-cp "$ID:/etc/hostname" "$WORK/no/such/x"
+	run -64 sbx-cp "$WORK/f" "$WORK/g"
+	run -64 sbx-cp "$ID:/a" "$ID:/b"
+	run -64 sbx-cp "$WORK/f" "$ID:relative"
+	[ ! -e "$WORK/x" ] && [ -z "$(ls -A "$WORK" | grep sbx-cp)" ]
+	# the sandbox's read-only mounts hold: a read-only root's /usr
+	tier_provision </dev/null
+	run -77 sbx-cp "$WORK/f" "$ID:/usr"
+	[[ $output == *"Read-only file system"* ]] || [[ $output == *"Permission denied"* ]]
+}
+
+@test "agent: sbx-cp refuses what a hostile tar in the sandbox sends (65), and writes nothing outside" {
+	tier_provision <<<'env: {PATH: "/tmp/bin:/usr/bin:/bin"}'
+	# a tar earlier on the sandbox's PATH, sending an entry that climbs out
+	run -0 sbx-run "$ID" -- sh -c 'mkdir -p /tmp/bin && cat > /tmp/bin/tar && chmod 755 /tmp/bin/tar' <<'PY'
+#!/usr/bin/python3
+import io, sys, tarfile
+out = tarfile.open(fileobj=sys.stdout.buffer, mode="w|")
+for name in ("hostname", "../../escaped"):
+    info = tarfile.TarInfo(name); info.size = 3
+    out.addfile(info, io.BytesIO(b"bad"))
+out.close()
+PY
+	mkdir "$WORK/dst"
+	run -65 sbx-cp "$ID:/etc/hostname" "$WORK/dst"
+	[[ $output == *"what the sandbox sent"* ]]
+	[ -z "$(ls -A "$WORK/dst")" ]
+	[ ! -e "$WORK/escaped" ] && [ ! -e "$(dirname "$WORK")/escaped" ]
 }

@@ -157,7 +157,7 @@ sbx_sandbox_run_capture(const struct sbx_store *s, const char *id, const struct 
 	}
 	fd[1] = -1;  /* the pump's now */
 	stdio[0] = c->input == NULL && c->stdin_fd >= 0 ? c->stdin_fd : fd[0];
-	stdio[1] = fd[3];
+	stdio[1] = c->stdout_to > 0 ? c->stdout_to : fd[3];
 	stdio[2] = fd[5];
 	cx.stdio = stdio;
 	r = sbx_sandbox_run(s, id, &cx, res, e);

@@ -29,6 +29,8 @@ struct sbx_capture {
 	const char *input;
 	size_t input_len;
 	int stdin_fd;
+	/* Not 0: the command's stdout is this descriptor, not captured. */
+	int stdout_to;
 	size_t limit;              /* bytes kept of each of stdout and stderr */
 	struct sbx_stream out, err;
 	int truncated;             /* either stream wrote more than limit */

@@ -1424,8 +1424,24 @@ out:
 	return r;
 }
 
+static int layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
+    int zstd, struct sbx_layer_info *info, struct sbx_err *e);
+
 int
 sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
+    struct sbx_layer_info *info, struct sbx_err *e)
+{
+	return layer_unpack(blobfd, want, dir, keep_owners, 1, info, e);
+}
+
+int
+sbx_tar_unpack(int fd, const char *dir, struct sbx_layer_info *info, struct sbx_err *e)
+{
+	return layer_unpack(fd, NULL, dir, 0, 0, info, e);
+}
+
+static int
+layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners, int zstd,
     struct sbx_layer_info *info, struct sbx_err *e)
 {
 	struct reader rd = { .fd = blobfd };
@@ -1460,12 +1476,13 @@ sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners,
 		goto out;
 	}
 	if (archive_read_open(in, &rd, NULL, unpack_read, NULL) != ARCHIVE_OK) {
-		sbx_err_set(e, SBX_EX_DATAERR, "not a zstd-compressed tar archive: %s",
-		    archive_error_string(in));
+		sbx_err_set(e, SBX_EX_DATAERR, "not a %star archive: %s",
+		    zstd ? "zstd-compressed " : "", archive_error_string(in));
 		goto out;
 	}
-	if (archive_filter_code(in, 0) != ARCHIVE_FILTER_ZSTD) {
-		sbx_err_set(e, SBX_EX_DATAERR, "not a zstd-compressed tar archive");
+	if (archive_filter_code(in, 0) != (zstd ? ARCHIVE_FILTER_ZSTD : ARCHIVE_FILTER_NONE)) {
+		sbx_err_set(e, SBX_EX_DATAERR, "not a%s tar archive",
+		    zstd ? " zstd-compressed" : "n uncompressed");
 		goto out;
 	}
 	while ((ar = archive_read_next_header(in, &ent)) == ARCHIVE_OK)
@@ -1498,5 +1515,174 @@ out:
 	strset_free(&seen.nondirs);
 	strset_free(&seen.files);
 	free(rd.buf);
+	return r;
+}
+
+/* Packing a path of the host for a copy into a sandbox. */
+
+struct path_packer {
+	struct archive *a;
+	struct archive_entry *ent;
+	unsigned uid, gid;
+	char *buf;
+	struct sbx_err *e;
+};
+
+static int pack_path_at(struct path_packer *p, int dirfd, const char *base, const char *name);
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of the directory open at fd, sorted (a deterministic archive). */
+static int
+pack_path_dir(struct path_packer *p, int fd, const char *name)
+{
+	char **names = NULL, **grown, *sub;
+	size_t n = 0, i;
+	struct dirent *d;
+	DIR *dir;
+	int r = 0, dfd;
+
+	if ((dfd = dup(fd)) == -1 || (dir = fdopendir(dfd)) == NULL) {
+		if (dfd != -1)
+			close(dfd);
+		return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", name);
+	}
+	while (r == 0 && (d = readdir(dir)) != NULL) {
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		if ((grown = realloc(names, (n + 1) * sizeof *names)) == NULL ||
+		    (grown[n] = strdup(d->d_name)) == NULL) {
+			if (grown != NULL)
+				names = grown;
+			r = sbx_err_set(p->e, SBX_EX_OSERR, "out of memory");
+			break;
+		}
+		names = grown;
+		n++;
+	}
+	closedir(dir);
+	if (r == 0)
+		qsort(names, n, sizeof *names, name_cmp);
+	for (i = 0; r == 0 && i < n; i++) {
+		if (asprintf(&sub, "%s/%s", name, names[i]) == -1)
+			r = sbx_err_set(p->e, SBX_EX_OSERR, "out of memory");
+		else if (strlen(sub) > SBX_LAYER_PATH_MAX)
+			r = sbx_err_set(p->e, SBX_EX_DATAERR, "%s: path too long", sub);
+		else
+			r = pack_path_at(p, fd, names[i], sub);
+		free(sub);
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+static int
+pack_path_at(struct path_packer *p, int dirfd, const char *base, const char *name)
+{
+	struct stat st;
+	char target[PATH_MAX];
+	ssize_t n;
+	int fd = -1, r = -1;
+
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return sbx_err_sys(p->e, errno == ENOENT ? SBX_EX_NOINPUT : SBX_EX_IOERR, "%s", name);
+	archive_entry_clear(p->ent);
+	archive_entry_set_pathname(p->ent, name);
+	archive_entry_set_uid(p->ent, p->uid);
+	archive_entry_set_gid(p->ent, p->gid);
+	/* No setuid or setgid bits: the sandbox's root is mounted nosuid anyway. */
+	archive_entry_set_perm(p->ent, st.st_mode & 01777);
+	archive_entry_set_mtime(p->ent, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	if (S_ISREG(st.st_mode)) {
+		if ((fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", name);
+		archive_entry_set_filetype(p->ent, AE_IFREG);
+		archive_entry_set_size(p->ent, st.st_size);
+	} else if (S_ISDIR(st.st_mode)) {
+		if ((fd = openat(dirfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", name);
+		archive_entry_set_filetype(p->ent, AE_IFDIR);
+	} else if (S_ISLNK(st.st_mode)) {
+		if ((n = readlinkat(dirfd, base, target, sizeof target - 1)) == -1)
+			return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", name);
+		target[n] = '\0';
+		archive_entry_set_filetype(p->ent, AE_IFLNK);
+		archive_entry_set_symlink(p->ent, target);
+	} else {
+		return sbx_err_set(p->e, SBX_EX_DATAERR, "%s: not a file, directory or symlink "
+		    "(a device, FIFO or socket is not copied)", name);
+	}
+	if (archive_write_header(p->a, p->ent) != ARCHIVE_OK) {
+		sbx_err_set(p->e, SBX_EX_IOERR, "%s: %s", name, archive_error_string(p->a));
+		goto out;
+	}
+	if (S_ISREG(st.st_mode)) {
+		long long left = st.st_size;
+
+		/* As many bytes as the header said, even if the file changes meanwhile. */
+		while (left > 0) {
+			n = read(fd, p->buf, left < CHUNK ? (size_t)left : CHUNK);
+			if (n == -1 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				sbx_err_sys(p->e, SBX_EX_IOERR, n == 0 ? "%s: shrank while copied" :
+				    "%s", name);
+				goto out;
+			}
+			if (archive_write_data(p->a, p->buf, (size_t)n) != n) {
+				sbx_err_set(p->e, SBX_EX_IOERR, "%s: %s", name,
+				    archive_error_string(p->a));
+				goto out;
+			}
+			left -= n;
+		}
+	} else if (S_ISDIR(st.st_mode) && pack_path_dir(p, fd, name) == -1) {
+		goto out;
+	}
+	r = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	return r;
+}
+
+int
+sbx_tar_pack_path(const char *path, const char *name, unsigned uid, unsigned gid, int outfd,
+    struct sbx_err *e)
+{
+	struct path_packer p = { NULL, NULL, uid, gid, NULL, e };
+	int r = -1;
+
+	if (sbx_archive_load(e) == -1)
+		return -1;
+	if ((p.buf = malloc(CHUNK)) == NULL || (p.a = archive_write_new()) == NULL ||
+	    (p.ent = archive_entry_new()) == NULL) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	archive_write_set_format_pax_restricted(p.a);
+	archive_write_set_bytes_in_last_block(p.a, 1);
+	if (archive_write_open_fd(p.a, outfd) != ARCHIVE_OK) {
+		sbx_err_set(e, SBX_EX_IOERR, "%s", archive_error_string(p.a));
+		goto out;
+	}
+	if (pack_path_at(&p, AT_FDCWD, path, name) == 0) {
+		if (archive_write_close(p.a) != ARCHIVE_OK)
+			sbx_err_set(e, SBX_EX_IOERR, "%s", archive_error_string(p.a));
+		else
+			r = 0;
+	}
+out:
+	if (p.ent)
+		archive_entry_free(p.ent);
+	if (p.a)
+		archive_write_free(p.a);
+	free(p.buf);
 	return r;
 }

@@ -79,6 +79,19 @@ int sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_own
     struct sbx_layer_info *info, struct sbx_err *e);
 
 /*
+ * Plain tar, for copies into and out of a live sandbox (sbx-cp):
+ * sbx_tar_unpack reads an uncompressed tar from fd (a pipe will do) into
+ * dir with sbx_layer_unpack's checks and limits, the caller owning
+ * everything; sbx_tar_pack_path writes the file, symlink (as a link) or
+ * tree at path as entries under name ("name", "name/sub"...), modes and
+ * modification times kept, setuid/setgid bits dropped, every owner
+ * uid:gid, names sorted; a device, FIFO or socket is refused (65).
+ */
+int sbx_tar_unpack(int fd, const char *dir, struct sbx_layer_info *info, struct sbx_err *e);
+int sbx_tar_pack_path(const char *path, const char *name, unsigned uid, unsigned gid, int outfd,
+    struct sbx_err *e);
+
+/*
  * What a layer read by sbx_layer_unpack may expand to (decompression bombs):
  *   max_bytes  file data decompressed, holes of sparse files not counted
  *              ($SBX_LAYER_MAX_MB, default 64 GiB);
