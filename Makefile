@@ -38,7 +38,7 @@ SBX_CFLAGS += -D_FORTIFY_SOURCE=3
 B := build/rel
 endif
 
-PROGS := sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause sbx-snap sbx-fork sbx-cp
+PROGS := sbx sbx-provision sbx-run sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause sbx-snap sbx-fork sbx-cp sbx-mcp
 LIB_SRC := $(wildcard $(LAYERS:%=lib/%/*.c))
 LIB_H := $(wildcard $(LAYERS:%=lib/%/*.h))
 LIB_OBJ := $(LIB_SRC:lib/%.c=$(B)/lib/%.o)

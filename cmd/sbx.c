@@ -8,14 +8,14 @@
 #include "util.h"
 
 static const char *const verbs[] = { "provision", "run", "snap", "fork", "inspect", "ls", "gc",
-	"watchdog", "pause", "cp", NULL };
+	"watchdog", "pause", "cp", "mcp", NULL };
 
 static void __attribute__((noreturn))
 usage(int code)
 {
 	sbx_usage(code,
 	    "usage: sbx VERB [ARG...]\n"
-	    "verbs: provision run snap fork inspect ls gc watchdog pause cp\n",
+	    "verbs: provision run snap fork inspect ls gc watchdog pause cp mcp\n",
 	    "Run sbx-VERB with the arguments, as git does (sbx-VERB -h for each).\n\n"
 	    "  provision  make a sandbox from a manifest, print its ID\n"
 	    "  run        run a command inside a sandbox\n"
@@ -27,6 +27,7 @@ usage(int code)
 	    "  watchdog   enforce lifetimes and watch memory from outside\n"
 	    "  pause      freeze or thaw a sandbox\n"
 	    "  cp         copy files into and out of a live sandbox\n"
+	    "  mcp        serve the Model Context Protocol to an agent on stdio\n"
 	    "  -h, --help, -V, --version\n");
 }
 

@@ -24,6 +24,7 @@ _sbx_prog() {
 	sbx-watchdog) opts="--all --once -i --interval -h --help -V --version" ;;
 	sbx-pause) opts="-r --resume -c --correlation-id -h --help -V --version" ;;
 	sbx-cp) opts="-c --correlation-id -h --help -V --version" ;;
+	sbx-mcp) opts="--manifests --max-sandboxes --max-output --max-file --timeout --max-timeout --any-sandbox -P --policy -c --correlation-id -h --help -V --version" ;;
 	esac
 	case $prev in
 	-o | --output)
@@ -32,14 +33,15 @@ _sbx_prog() {
 	-m | --manifest | --trace | -f | --file | -P | --policy)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
-	-w | --workdir)
+	-w | --workdir | --manifests)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
 	--select)
 		_sbx_ids "$cur"
 		return ;;
 	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id | -i | --interval | \
-	    --id | -n | --count | --keep-last | --max-age | --store | --grace)
+	    --id | -n | --count | --keep-last | --max-age | --store | --grace | --max-output | \
+	    --max-sandboxes | --max-file | --max-timeout)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
@@ -76,7 +78,7 @@ _sbx() {
 	COMPREPLY=()
 	if [ "$prog" = sbx ]; then
 		if [ "$COMP_CWORD" -eq 1 ]; then
-			COMPREPLY=($(compgen -W "provision run snap fork inspect ls gc watchdog pause cp" -- "$cur"))
+			COMPREPLY=($(compgen -W "provision run snap fork inspect ls gc watchdog pause cp mcp" -- "$cur"))
 			return
 		fi
 		prog=sbx-${COMP_WORDS[1]}
@@ -85,4 +87,4 @@ _sbx() {
 }
 
 complete -F _sbx sbx sbx-provision sbx-run sbx-snap sbx-fork sbx-inspect sbx-ls sbx-gc sbx-watchdog \
-	sbx-pause sbx-cp
+	sbx-pause sbx-cp sbx-mcp

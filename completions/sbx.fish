@@ -9,9 +9,9 @@ function __sbx_snaps
     sbx-snap list 2>/dev/null
 end
 
-complete -c sbx -f -n __fish_use_subcommand -a 'provision run snap fork inspect ls gc watchdog pause cp'
+complete -c sbx -f -n __fish_use_subcommand -a 'provision run snap fork inspect ls gc watchdog pause cp mcp'
 
-for p in sbx-provision sbx-run sbx-snap sbx-fork sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause sbx-cp
+for p in sbx-provision sbx-run sbx-snap sbx-fork sbx-inspect sbx-ls sbx-gc sbx-watchdog sbx-pause sbx-cp sbx-mcp
     complete -c $p -s h -l help -d 'usage'
     complete -c $p -s V -l version -d 'version'
 end
@@ -88,3 +88,13 @@ complete -c sbx-fork -s c -l correlation-id -x -d 'audit correlation ID'
 complete -c sbx-fork -s P -l policy -r -F -d 'the operator policy file'
 complete -c sbx-fork -s m -l manifest -r -F -d "the children's manifest instead of the snapshot's"
 complete -c sbx-fork -f -a '(__sbx_snaps) (__sbx_ids)'
+
+complete -c sbx-mcp -l manifests -r -a '(__fish_complete_directories)' -d 'named manifests for the create tool'
+complete -c sbx-mcp -l max-sandboxes -x -d 'live sandboxes this server may make'
+complete -c sbx-mcp -l max-output -x -d 'bytes kept of each stream of a run'
+complete -c sbx-mcp -l max-file -x -d 'bytes read_file returns'
+complete -c sbx-mcp -l timeout -x -d "a run's default timeout"
+complete -c sbx-mcp -l max-timeout -x -d 'the most a run may ask for'
+complete -c sbx-mcp -l any-sandbox -d 'reach every sandbox of the state root'
+complete -c sbx-mcp -s P -l policy -r -F -d 'the operator policy file'
+complete -c sbx-mcp -s c -l correlation-id -x -d 'audit correlation ID'

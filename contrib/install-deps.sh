@@ -3,6 +3,10 @@
 # Install the Debian packages sbx builds and tests with, when any is missing.
 set -eu
 pkgs="gcc make pkg-config libyaml-dev libseccomp-dev libcap-dev libarchive-dev libcurl4-openssl-dev zstd scdoc bats iproute2 nftables libnftables1 util-linux bsdutils procps e2fsprogs python3 python3-yaml man-db curl runc crun runsc"
+# node and npm for tests/54-mcp.bats (the MCP SDK's client): Debian's, unless a
+# nodejs package that brings its own npm (NodeSource's) is there already
+pkgs="$pkgs nodejs"
+command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 # `install-deps.sh bench`: what make bench compares against
 [ "${1:-}" = bench ] && pkgs="$pkgs bubblewrap hyperfine libarchive-tools"
 # `install-deps.sh s3`: a real S3 server (Ceph radosgw) and a scheduler (Slurm) for tests/9*.bats
