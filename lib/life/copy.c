@@ -157,7 +157,7 @@ sbx_copy_in(const struct sbx_store *s, const char *id, const char *host, int fd,
 	struct sbx_manifest m;
 	struct stat st;
 	pthread_t t;
-	int kind = 0, slash, hslash, p[2], status, r;
+	int kind = 0, slash = 0, hslash = 0, p[2], status, r;
 
 	if (dst[0] != '/')
 		return sbx_err_set(e, SBX_EX_USAGE, "%s:%s: not an absolute path", id, dst);
@@ -245,7 +245,7 @@ sbx_copy_out(const struct sbx_store *s, const char *id, const char *src, const c
 	struct sbx_err ignored;
 	struct stat st;
 	pthread_t t;
-	int slash, hslash, p[2], status, r, into;
+	int slash = 0, hslash = 0, p[2], status, r, into;
 
 	if (src[0] != '/')
 		return sbx_err_set(e, SBX_EX_USAGE, "%s:%s: not an absolute path", id, src);

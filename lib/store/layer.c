@@ -1565,7 +1565,7 @@ pack_path_dir(struct path_packer *p, int fd, const char *name)
 		n++;
 	}
 	closedir(dir);
-	if (r == 0)
+	if (r == 0 && n > 0)
 		qsort(names, n, sizeof *names, name_cmp);
 	for (i = 0; r == 0 && i < n; i++) {
 		if (asprintf(&sub, "%s/%s", name, names[i]) == -1)
