@@ -72,3 +72,21 @@ vg() {
 	run -0 vg sbx-snap remove v1
 	run -0 vg sbx-gc
 }
+
+@test "valgrind: sbx-mcp's protocol, tool list and tool errors, and sbx-cp's refusals are clean" {
+	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	if [ "${SBX_SANITIZE:-}" = 1 ]; then
+		skip "the ASan build is checked by ASan, not valgrind"
+	fi
+	# what needs no run (valgrind cannot follow one into a sandbox)
+	printf '%s\n' 'not json' '[1]' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/list"}' '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+		'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run","arguments":{"sandbox_id":"sbx-00000000","command":"true"}}}' \
+		'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"create","arguments":{"manifest":{"no_such_key":1}}}}' \
+		'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fork","arguments":{"source":"snap-00000000","count":"x"}}}' \
+		'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}' > "$WORK/req"
+	run -0 vg sbx-mcp --any-sandbox < "$WORK/req"
+	[ "${#lines[@]}" = 8 ]
+	run -64 vg sbx-cp "$WORK/req" "$WORK/x"
+	run -66 vg sbx-cp "$WORK/req" sbx-00000000:/tmp
+}
