@@ -19,7 +19,7 @@ _sbx_prog() {
 	sbx-snap) opts="--id --no-memory --store -o --output -f --file -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-fork) opts="-n --count --id --select --store -o --output -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-inspect) opts="-o --output -h --help -V --version" ;;
-	sbx-ls) opts="-s --snapshots -q --quiet -o --output -h --help -V --version" ;;
+	sbx-ls) opts="-s --snapshots -q --quiet -o --output -f --filter -h --help -V --version" ;;
 	sbx-gc) opts="-n --dry-run --keep-last --max-age --store --grace --verify-audit -c --correlation-id -h --help -V --version" ;;
 	sbx-watchdog) opts="--all --once -i --interval -h --help -V --version" ;;
 	sbx-pause) opts="-r --resume -c --correlation-id -h --help -V --version" ;;
@@ -40,7 +40,7 @@ _sbx_prog() {
 		_sbx_ids "$cur"
 		return ;;
 	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id | -i | --interval | \
-	    --id | -n | --count | --keep-last | --max-age | --store | --grace | --max-output | \
+	    -f | --filter | --id | -n | --count | --keep-last | --max-age | --store | --grace | --max-output | \
 	    --max-sandboxes | --max-file | --max-timeout)
 		return ;;
 	esac

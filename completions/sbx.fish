@@ -41,6 +41,7 @@ complete -c sbx-run -f -a '(__sbx_ids)'
 complete -c sbx-inspect -s o -l output -x -a 'yaml json' -d 'output format'
 complete -c sbx-inspect -f -a '(__sbx_ids)'
 
+complete -c sbx-ls -s f -l filter -x -a 'status= tier= label:' -d 'status=S, tier=T, label:NAME=VALUE'
 complete -c sbx-ls -s s -l snapshots -d 'list snapshots instead'
 complete -c sbx-ls -s q -l quiet -d 'IDs only'
 complete -c sbx-ls -s o -l output -x -a 'yaml json' -d 'output format'

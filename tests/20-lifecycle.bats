@@ -400,3 +400,36 @@ load helpers
 	# and the root stayed as the operator made it
 	[ "$(stat -c %a "$SBX_ROOT")" = 700 ]
 }
+
+@test "labels: kept in the state; sbx-ls --filter by status and label, oldest first; bad labels and filters refused" {
+	provision <<<'labels: {agent: "7", team/x: blue}'
+	a=$ID
+	provision <<<'labels: {agent: "8"}'
+	b=$ID
+	provision <<<'{}'
+	c=$ID
+	[ "$(sbx-inspect -o json "$a" | python3 -c 'import json,sys; print(json.load(sys.stdin)["labels"])')" = "{'agent': '7', 'team/x': 'blue'}" ]
+	run -0 sbx-ls -q
+	[ "$output" = "$(printf '%s\n' "$a" "$b" "$c")" ]
+	run -0 sbx-ls -q --filter label:agent=7
+	[ "$output" = "$a" ]
+	run -0 sbx-ls -q -f label:agent -f status=ready
+	[ "$output" = "$(printf '%s\n' "$a" "$b")" ]
+	run -0 sbx-ls -q -f tier=namespace -f label:team/x=blue
+	[ "$output" = "$a" ]
+	sbx-gc "$b" >/dev/null
+	run -0 sbx-ls -q -f status=ready -f label:agent
+	[ "$output" = "$a" ]
+	run -64 sbx-ls -f colour=red
+	run -64 sbx-ls -f status=sleepy
+	run -64 sbx-ls -f label:Agent=7
+	run -65 sbx-provision -n <<<'labels: {Agent: "7"}'
+	[[ $output == *"'Agent' is not a label name"* ]]
+	run -65 sbx-provision -n <<<'labels: {a: [1]}'
+	# the terminal's table: columns aligned, labels last
+	run -0 script -qec "sbx-ls" /dev/null
+	[[ ${lines[0]} == "ID "*"STATUS "*"TIER "*"CREATED "*"EXPIRES "*"LABELS"* ]]
+	col=$(awk 'NR == 1 { print index($0, "LABELS") }' <<<"$output")
+	row=$(grep "$a" <<<"$output" | tr -d '\r')
+	[ "${row:$((col - 1))}" = "agent=7,team/x=blue" ]
+}

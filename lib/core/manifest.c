@@ -14,7 +14,7 @@
 #include "url.h"
 #include "util.h"
 
-enum ftype { F_STR, F_INT, F_NUM, F_BOOL, F_MAP, F_STRV, F_MOUNTS, F_TMPFS, F_ENV, F_USER,
+enum ftype { F_STR, F_INT, F_NUM, F_BOOL, F_MAP, F_STRV, F_MOUNTS, F_TMPFS, F_ENV, F_LABELS, F_USER,
 	F_PORTS, F_STATUS, F_TIER, F_TIER_OLD };
 
 typedef int (*check_fn)(const char *s, char *why, size_t size);
@@ -379,6 +379,7 @@ static const struct field top_fields[] = {
 	{ "security", F_MAP, 0, 0, 0, NULL, NULL, sec_fields, 0, 0 },
 	{ "user", F_USER, M(user), 0, 0, NULL, check_user, NULL, 0, 0 },
 	{ "env", F_ENV, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "labels", F_LABELS, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "workdir", F_STR, M(workdir), 0, 0, NULL, check_abs_path, NULL, 0, 0 },
 	{ "execution_trace", F_MAP, 0, 0, 0, NULL, NULL, trace_fields, M(has_trace), 0 },
 	{ "runtime_state", F_MAP, 0, 0, 0, NULL, NULL, rt_fields, M(has_rt), 0 },
@@ -652,6 +653,59 @@ parse_env(struct ctx *c, const struct sbx_node *n, struct sbx_manifest *m)
 	return 0;
 }
 
+#define SBX_LABELS_MAX 64
+
+/* A label's name: 1-63 of [a-z0-9._/-], starting with a letter or digit. */
+static int
+check_label_key(const char *s, char *why, size_t size)
+{
+	const char *p;
+
+	for (p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		    (p > s && strchr("._/-", *p) != NULL)))
+			break;
+	if (*s == '\0' || *p != '\0' || p - s > 63) {
+		snprintf(why, size, "'%s' is not a label name (1-63 of a-z, 0-9, '.', '_', '/', '-', "
+		    "a letter or digit first)", s);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+parse_labels(struct ctx *c, const struct sbx_node *n, struct sbx_manifest *m)
+{
+	char why[256];
+	const char *p;
+	size_t i;
+
+	if (want(c, n, SBX_MAP, "labels") == -1)
+		return -1;
+	if (n->n / 2 > SBX_LABELS_MAX)
+		return nerr(c, n, "labels: at most %d", SBX_LABELS_MAX);
+	if ((m->labels = calloc(n->n / 2 + 1, sizeof *m->labels)) == NULL)
+		return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
+	for (i = 0; i < n->n; i += 2) {
+		struct sbx_kv *kv = &m->labels[i / 2];
+		const struct sbx_node *v = n->kids[i + 1];
+
+		if (check_label_key(n->kids[i]->str, why, sizeof why) == -1)
+			return nerr(c, n->kids[i], "labels: %s", why);
+		if (want(c, v, SBX_SCALAR, n->kids[i]->str) == -1)
+			return -1;
+		for (p = v->str; *p && (unsigned char)*p >= 0x20 && *p != 0x7f; p++)
+			;
+		if (*p != '\0' || p - v->str > 256)
+			return nerr(c, v, "labels: %s: at most 256 printable characters",
+			    n->kids[i]->str);
+		if ((kv->key = strdup(n->kids[i]->str)) == NULL || (kv->val = strdup(v->str)) == NULL)
+			return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
+		m->n_labels = i / 2 + 1;
+	}
+	return 0;
+}
+
 /* runtime_state.<tier>: kept as written, a map of plain words and strings. */
 static int
 parse_tier(struct ctx *c, const struct sbx_node *v, const char *key, struct sbx_manifest *m)
@@ -781,6 +835,8 @@ parse_field(struct ctx *c, const struct sbx_node *v, const struct field *f, stru
 		return parse_tmpfs(c, v, m);
 	case F_ENV:
 		return parse_env(c, v, m);
+	case F_LABELS:
+		return parse_labels(c, v, m);
 	case F_TIER:
 		return parse_tier(c, v, f->key, m);
 	case F_TIER_OLD:
@@ -1032,6 +1088,11 @@ sbx_manifest_free(struct sbx_manifest *m)
 		free(m->env[i].val);
 	}
 	free(m->env);
+	for (i = 0; i < m->n_labels; i++) {
+		free(m->labels[i].key);
+		free(m->labels[i].val);
+	}
+	free(m->labels);
 	free(m->workdir);
 	sbx_manifest_init(m);
 }
@@ -1305,6 +1366,12 @@ tree_field(const struct sbx_manifest *m, const struct field *f)
 		for (i = 0; i < m->n_env; i++)
 			sbx_node_add(n, m->env[i].key, sbx_node_str(m->env[i].val));
 		return n;
+	case F_LABELS:
+		if (m->n_labels == 0 || (n = sbx_node_new(SBX_MAP)) == NULL)
+			return NULL;
+		for (i = 0; i < m->n_labels; i++)
+			sbx_node_add(n, m->labels[i].key, sbx_node_str(m->labels[i].val));
+		return n;
 	case F_TIER: {
 		const struct sbx_node *t = m->rt.tier_state;
 
@@ -1459,4 +1526,50 @@ sbx_trace_emit(FILE *f, const struct sbx_trace *t, enum sbx_format fmt)
 	sbx_node_free(tr);
 	sbx_node_free(root);
 	return r;
+}
+
+int
+sbx_filter_check(const char *f, struct sbx_err *e)
+{
+	enum sbx_status st;
+	char why[256];
+	const char *eq = strchr(f, '=');
+
+	if (strncmp(f, "status=", 7) == 0)
+		return sbx_status_parse(f + 7, &st) == 0 ? 0 :
+		    sbx_err_set(e, SBX_EX_USAGE, "--filter %s: no such status", f);
+	if (strncmp(f, "tier=", 5) == 0)
+		return f[5] ? 0 : sbx_err_set(e, SBX_EX_USAGE, "--filter %s: which tier?", f);
+	if (strncmp(f, "label:", 6) == 0) {
+		char key[80];
+		size_t n = eq ? (size_t)(eq - f - 6) : strlen(f + 6);
+
+		if (n >= sizeof key)
+			n = sizeof key - 1;
+		memcpy(key, f + 6, n);
+		key[n] = '\0';
+		return check_label_key(key, why, sizeof why) == 0 ? 0 :
+		    sbx_err_set(e, SBX_EX_USAGE, "--filter %s: %s", f, why);
+	}
+	return sbx_err_set(e, SBX_EX_USAGE, "--filter %s: status=S, tier=T, label:NAME=VALUE "
+	    "or label:NAME", f);
+}
+
+int
+sbx_filter_match(const struct sbx_manifest *m, const char *f)
+{
+	const char *eq = strchr(f, '=');
+	size_t i, n;
+
+	if (strncmp(f, "status=", 7) == 0)
+		return m->status != SBX_STATUS_NONE && strcmp(sbx_status_name(m->status), f + 7) == 0;
+	if (strncmp(f, "tier=", 5) == 0)
+		return strcmp(m->isolation_level ? m->isolation_level : "namespace", f + 5) == 0;
+	if (strncmp(f, "label:", 6) != 0)
+		return 0;
+	n = eq ? (size_t)(eq - f - 6) : strlen(f + 6);
+	for (i = 0; i < m->n_labels; i++)
+		if (strlen(m->labels[i].key) == n && strncmp(m->labels[i].key, f + 6, n) == 0)
+			return eq == NULL || strcmp(m->labels[i].val, eq + 1) == 0;
+	return 0;
 }

@@ -105,6 +105,9 @@ struct sbx_manifest {
 	char *user;                   /* "UID:GID" */
 	struct sbx_kv *env;
 	size_t n_env;
+	/* labels: the caller's own names for the sandbox (sbx-ls --filter label:K=V). */
+	struct sbx_kv *labels;
+	size_t n_labels;
 	char *workdir;
 	/* State-document keys: ignored on provision, kept by the state store. */
 	enum sbx_status status;
@@ -159,6 +162,13 @@ int sbx_trace_emit(FILE *f, const struct sbx_trace *t, enum sbx_format fmt);
 struct sbx_node *sbx_trace_tree(const struct sbx_trace *t);
 void sbx_trace_init(struct sbx_trace *t);
 void sbx_trace_free(struct sbx_trace *t);
+/*
+ * Filters of the sandbox listing (sbx-ls --filter): status=S, tier=T,
+ * label:NAME=VALUE, label:NAME (has it). Check one (exit 64 naming it), and
+ * whether a state document matches it (its status as the view says).
+ */
+int sbx_filter_check(const char *f, struct sbx_err *e);
+int sbx_filter_match(const struct sbx_manifest *m, const char *f);
 /* Does a rootfs value name a snapshot (not "host", not a directory)? */
 int sbx_manifest_rootfs_is_snapshot(const char *rootfs);
 /* Is s an absolute, normalized path (no ".", "..", "//", trailing "/")? */
