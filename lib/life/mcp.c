@@ -309,6 +309,7 @@ tool_create(struct session *ss, const struct sbx_node *args, struct sbx_node *ou
 	if (live_own(ss) >= ss->o->max_sandboxes)
 		return sbx_err_set(e, SBX_EX_TEMPFAIL, "this session has %zu live sandboxes, its "
 		    "most (sbx-mcp --max-sandboxes): destroy one first", ss->o->max_sandboxes);
+	sbx_manifest_init(&m);
 	r = man ? sbx_manifest_from_node("manifest", man, &m, e) : named_manifest(ss, name, &m, e);
 	if (r == -1)
 		return -1;
