@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <unistd.h>
 
+#include "background.h"
 #include "common.h"
 #include "sandbox.h"
 #include "snapshot.h"
@@ -10,9 +11,10 @@
 static void __attribute__((noreturn))
 usage(int code)
 {
-	sbx_usage(code, "usage: sbx-ls [-s] [-q] [-o yaml|json] [-f FILTER]...\n",
+	sbx_usage(code, "usage: sbx-ls [-s | --runs ID] [-q] [-o yaml|json] [-f FILTER]...\n",
 	    "List the sandboxes, oldest first: a table on a terminal, a YAML stream otherwise.\n\n"
 	    "  -s, --snapshots          list snapshots, not sandboxes\n"
+	    "      --runs ID            list a sandbox's background runs (sbx-run -d)\n"
 	    "  -f, --filter FILTER      status=S, tier=T, label:NAME=VALUE or label:NAME\n"
 	    "                           (repeatable: every one must match)\n"
 	    "  -q, --quiet              print only the IDs, one a line\n"
@@ -61,6 +63,45 @@ list_snapshots(const struct sbx_store *s, enum sbx_format fmt, int table)
 		free(ids[i]);
 	}
 	free(ids);
+}
+
+static const char *
+field(const struct sbx_node *d, const char *key)
+{
+	const struct sbx_node *v = sbx_node_get(d, key);
+
+	return v != NULL && v->type == SBX_SCALAR && strcmp(v->str, "null") != 0 ? v->str : "-";
+}
+
+static void
+list_runs(const struct sbx_store *s, const char *id, enum sbx_format fmt, int table)
+{
+	struct sbx_err e = { 0 };
+	struct sbx_node *list;
+	const struct sbx_node *d, *cmd;
+	size_t i, k;
+
+	if (sbx_run_list(s, id, &list, &e) == -1)
+		sbx_die(&e, NULL);
+	if (table)
+		printf("%-12s  %-8s  %4s  %-24s  %s\n", "RUN", "STATE", "EXIT", "STARTED", "COMMAND");
+	for (i = 0; i < list->n; i++) {
+		d = list->kids[i];
+		if (table) {
+			printf("%-12s  %-8s  %4s  %-24s ", field(d, "run_id"), field(d, "state"),
+			    field(d, "exit_code"), field(d, "started_at"));
+			cmd = sbx_node_get(d, "command");
+			for (k = 0; cmd != NULL && cmd->type == SBX_SEQ && k < cmd->n; k++)
+				printf(" %s", cmd->kids[k]->str);
+			printf("\n");
+		} else if (fmt == SBX_FMT_ID) {
+			printf("%s\n", field(d, "run_id"));
+		} else {
+			sbx_record_start(fmt);
+			sbx_doc_emit(stdout, d, fmt);
+		}
+	}
+	sbx_node_free(list);
 }
 
 /* Oldest first; the ID breaks a tie (and orders what has no created_at). */
@@ -130,6 +171,7 @@ main(int argc, char *argv[])
 		{ "snapshots", no_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "filter", required_argument, NULL, 'f' },
+		{ "runs", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -139,6 +181,7 @@ main(int argc, char *argv[])
 	struct sbx_manifest *ms;
 	enum sbx_format fmt = SBX_FMT_ID;
 	char **ids, **filters;
+	const char *runs_of = NULL;
 	size_t n, i, k, kept = 0, n_filters = 0;
 	int c, quiet = 0, set = 0, table, snaps = 0;
 
@@ -148,6 +191,7 @@ main(int argc, char *argv[])
 		switch (c) {
 		case 'q': quiet = 1; break;
 		case 's': snaps = 1; break;
+		case 'R': runs_of = optarg; break;
 		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); set = 1; break;
 		case 'f':
 			if (sbx_filter_check(optarg, &e) == -1)
@@ -159,7 +203,7 @@ main(int argc, char *argv[])
 		default: usage(SBX_EX_USAGE);
 		}
 	}
-	if (optind != argc || (snaps && n_filters > 0))
+	if (optind != argc || ((snaps || runs_of) && n_filters > 0) || (snaps && runs_of))
 		usage(SBX_EX_USAGE);
 	/* A table for people; YAML for pipes unless asked otherwise; -q IDs only. */
 	table = !quiet && !set && isatty(STDOUT_FILENO);
@@ -169,6 +213,11 @@ main(int argc, char *argv[])
 		fmt = SBX_FMT_ID;
 	if (sbx_cmd_store(&store, &e) == -1)
 		sbx_die(&e, "state root");
+	if (runs_of != NULL) {
+		list_runs(&store, runs_of, fmt, table);
+		free(filters);
+		return sbx_flush_stdout();
+	}
 	if (snaps) {
 		list_snapshots(&store, fmt, table);
 		free(filters);

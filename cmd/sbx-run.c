@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* sbx-run: run a command inside a sandbox — see sbx-run(1). */
 #include <getopt.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include "background.h"
 #include "capture.h"
 #include "common.h"
 #include "doc.h"
@@ -26,8 +28,10 @@ usage(int code)
 	sbx_usage(code,
 	    "usage: sbx-run [-t] [-e K=V]... [-w DIR] [-u UID[:GID]] [-T SECONDS [-k SECONDS]]\n"
 	    "               [--trace FILE|-] [--snapshot-before] [-o json|yaml [--max-output BYTES]]\n"
-	    "               [-c ID] [-P POLICY]\n"
-	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n",
+	    "               [-c ID] [-P POLICY] [-d]\n"
+	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n"
+	    "       sbx-run --wait RUN [-o json|yaml] [-T SECONDS]\n"
+	    "       sbx-run --signal SIG RUN\n",
 	    "Run a command inside a sandbox; its exit status comes back (125: sbx failed).\n\n"
 	    "  -t, --tty                give the command a terminal (stdin must be one)\n"
 	    "  -e, --env NAME=VALUE     set a variable (repeatable)\n"
@@ -39,6 +43,9 @@ usage(int code)
 	    "      --snapshot-before    snapshot the sandbox before the command runs\n"
 	    "  -o, --output FORMAT      capture stdout and stderr; print one result object\n"
 	    "      --max-output BYTES   with -o: bytes kept of each stream (default 1 MiB)\n"
+	    "  -d, --detach             run in the background; print the run's ID\n"
+	    "      --wait RUN           wait for a background run; its output and status\n"
+	    "      --signal SIG RUN     send INT, TERM or HUP to a background run\n"
 	    "  -m, --manifest FILE      one-shot: provision from FILE, run, destroy\n"
 	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
 	    "  -P, --policy FILE        with -m: the operator's policy the manifest is held to\n"
@@ -141,6 +148,79 @@ write_trace(const char *path, const struct sbx_trace *t)
 		warn("--trace %s", path);
 }
 
+/* The streams kept and the result, as a run in the foreground gives them. */
+static int
+print_result(const struct sbx_run_result *rr, enum sbx_format fmt)
+{
+	struct sbx_node *n, *v, *text;
+	char *t;
+	size_t i;
+
+	if (fmt == SBX_FMT_ID) {
+		fwrite(rr->out, 1, rr->out_len, stdout);
+		fwrite(rr->err, 1, rr->err_len, stderr);
+		return 0;
+	}
+	/* The object of -o, its streams from the kept bytes. */
+	if ((n = sbx_node_new(SBX_MAP)) == NULL)
+		return -1;
+	for (i = 0; i < rr->result->n; i += 2) {
+		v = rr->result->kids[i + 1];
+		rr->result->kids[i + 1] = NULL;
+		sbx_node_add(n, rr->result->kids[i]->str, v);
+		if (strcmp(rr->result->kids[i]->str, "signal") == 0) {
+			t = sbx_utf8_text(rr->out, rr->out_len);
+			text = t ? sbx_node_str(t) : NULL;
+			free(t);
+			sbx_node_add(n, "stdout", text);
+			t = sbx_utf8_text(rr->err, rr->err_len);
+			text = t ? sbx_node_str(t) : NULL;
+			free(t);
+			sbx_node_add(n, "stderr", text);
+		}
+	}
+	return sbx_doc_emit_tree(stdout, n, fmt);
+}
+
+/* --wait RUN and --signal SIG RUN. */
+static int
+background_verb(const char *wait_run, const char *sig_name, int argc, char **argv,
+    enum sbx_format fmt, double timeout_s)
+{
+	static const struct { const char *name; int sig; } sigs[] = {
+		{ "INT", SIGINT }, { "TERM", SIGTERM }, { "HUP", SIGHUP } };
+	struct sbx_err e = { 0 };
+	struct sbx_store store;
+	struct sbx_run_result rr;
+	size_t i;
+	int status;
+
+	if ((wait_run != NULL) == (sig_name != NULL) || argc != (sig_name != NULL))
+		usage(RUN_USAGE);
+	if (sbx_cmd_store(&store, &e) == -1)
+		errx(SBX_EX_RUNFAIL, "state root: %s", e.msg);
+	if (sig_name != NULL) {
+		if (strncmp(sig_name, "SIG", 3) == 0)
+			sig_name += 3;
+		for (i = 0; i < SBX_ARRAY_LEN(sigs) && strcmp(sigs[i].name, sig_name) != 0; i++)
+			;
+		if (i == SBX_ARRAY_LEN(sigs))
+			errx(RUN_USAGE, "--signal: '%s': INT, TERM or HUP (what a run passes on)",
+			    sig_name);
+		if (sbx_run_signal(&store, argv[0], sigs[i].sig, &e) == -1)
+			errx(SBX_EX_RUNFAIL, "%s", e.msg);
+		return 0;
+	}
+	if (sbx_run_wait(&store, wait_run, timeout_s, &rr, &e) == -1)
+		errx(SBX_EX_RUNFAIL, "%s", e.msg);
+	status = rr.status;
+	if (print_result(&rr, fmt) == -1)
+		status = SBX_EX_RUNFAIL;
+	sbx_run_result_free(&rr);
+	fflush(stdout);
+	return status;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -158,6 +238,9 @@ main(int argc, char *argv[])
 		{ "policy", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "max-output", required_argument, NULL, 'M' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "wait", required_argument, NULL, 'W' },
+		{ "signal", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -167,14 +250,14 @@ main(int argc, char *argv[])
 	struct sbx_exec x = { 0 };
 	struct sbx_exec_result res;
 	struct sbx_manifest m;
-	const char *manifest = NULL, *trace = NULL;
+	const char *manifest = NULL, *trace = NULL, *wait_run = NULL, *sig_name = NULL;
 	struct sbx_capture cap = { .stdin_fd = STDIN_FILENO, .limit = 1 << 20 };
 	enum sbx_format out_fmt = SBX_FMT_ID;  /* SBX_FMT_ID: the streams are the caller's */
 	char id[SBX_ID_MAX + 1], **env = NULL, **grown;
 	unsigned u, g;
-	int c, r, existed, snap_before = 0;
+	int c, r, existed, snap_before = 0, detach = 0;
 
-	while ((c = getopt_long(argc, argv, "+tm:e:w:u:T:k:c:P:o:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+tm:e:w:u:T:k:c:P:o:dhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': x.tty = 1; break;
 		case 'm': manifest = optarg; break;
@@ -207,6 +290,9 @@ main(int argc, char *argv[])
 				errx(RUN_USAGE, "--output: '%s' is not json or yaml", optarg);
 			break;
 		case 'M': cap.limit = byte_count("--max-output", optarg); break;
+		case 'd': detach = 1; break;
+		case 'W': wait_run = optarg; break;
+		case 'G': sig_name = optarg; break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
 		default: usage(RUN_USAGE);
@@ -215,6 +301,8 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 	x.env = env;
+	if (wait_run != NULL || sig_name != NULL)
+		return background_verb(wait_run, sig_name, argc, argv, out_fmt, x.timeout_s);
 	if (manifest == NULL) {
 		if (argc == 0)
 			usage(RUN_USAGE);
@@ -260,6 +348,17 @@ main(int argc, char *argv[])
 		snprintf(id, sizeof id, "%s", m.sandbox_id);
 		sbx_manifest_free(&m);
 	}
+	if (detach) {
+		char run[SBX_ID_MAX + 1];
+
+		if (manifest != NULL || x.tty || snap_before || out_fmt != SBX_FMT_ID)
+			errx(RUN_USAGE, "-d: not with -m, -t, --snapshot-before or -o");
+		if (sbx_run_detach(&store, id, &x, cap.limit, run, &e) == -1)
+			errx(SBX_EX_RUNFAIL, "%s: %s", id, e.msg);
+		printf("%s\n", run);
+		free(env);
+		return sbx_flush_stdout() == 0 ? 0 : SBX_EX_RUNFAIL;
+	}
 	if (snap_before) {
 		/* Snapshot before mutating: the command runs only once it is written. */
 		struct sbx_snap_opts o = { NULL, "before-run", 1 };
@@ -278,7 +377,7 @@ main(int argc, char *argv[])
 	/* The result object whenever the command was started (its exec failing is one). */
 	if (out_fmt != SBX_FMT_ID && (r == 0 || res.status == SBX_EX_NOEXEC ||
 	    res.status == SBX_EX_NOTFOUND) &&
-	    sbx_doc_emit_tree(stdout, sbx_capture_tree(&cap, &res, r == -1 ? e.msg : NULL),
+	    sbx_doc_emit_tree(stdout, sbx_capture_tree(&cap, &res, r == -1 ? e.msg : NULL, 1),
 	    out_fmt) == -1) {
 		warnx("%s: --output: out of memory", id);
 		res.status = SBX_EX_RUNFAIL;

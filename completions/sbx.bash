@@ -15,11 +15,11 @@ _sbx_prog() {
 	local prog=$1 cur=$2 prev=$3 opts
 	case $prog in
 	sbx-provision) opts="-n --dry-run --no-watchdog -o --output -c --correlation-id -P --policy -h --help -V --version" ;;
-	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -o --output --max-output -c --correlation-id -P --policy -h --help -V --version" ;;
+	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -o --output --max-output -d --detach --wait --signal -c --correlation-id -P --policy -h --help -V --version" ;;
 	sbx-snap) opts="--id --no-memory --store -o --output -f --file -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-fork) opts="-n --count --id --select --store -o --output -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-inspect) opts="-o --output -h --help -V --version" ;;
-	sbx-ls) opts="-s --snapshots -q --quiet -o --output -f --filter -h --help -V --version" ;;
+	sbx-ls) opts="-s --snapshots --runs -q --quiet -o --output -f --filter -h --help -V --version" ;;
 	sbx-gc) opts="-n --dry-run --keep-last --max-age --store --grace --verify-audit -c --correlation-id -h --help -V --version" ;;
 	sbx-watchdog) opts="--all --once -i --interval -h --help -V --version" ;;
 	sbx-pause) opts="-r --resume -c --correlation-id -h --help -V --version" ;;
@@ -36,11 +36,14 @@ _sbx_prog() {
 	-w | --workdir | --manifests)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
-	--select)
+	--select | --runs)
 		_sbx_ids "$cur"
 		return ;;
+	--signal)
+		COMPREPLY=($(compgen -W "INT TERM HUP" -- "$cur"))
+		return ;;
 	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id | -i | --interval | \
-	    -f | --filter | --id | -n | --count | --keep-last | --max-age | --store | --grace | --max-output | \
+	    --filter | --id | -n | --count | --keep-last | --max-age | --store | --grace | --max-output | \
 	    --max-sandboxes | --max-file | --max-timeout)
 		return ;;
 	esac

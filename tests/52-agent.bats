@@ -84,11 +84,11 @@ json_get() {
 import os, subprocess
 for p in ("sub", "sub/f", "sub/deep", "x.sh"):
     st = os.lstat(p)
-    print(p, oct(st.st_mode & 0o7777)[2:], "%d:%d" % (st.st_uid, st.st_gid), int(st.st_mtime))
+    print(p, oct(st.st_mode & 0o7777)[2:], "%d:%d" % (st.st_uid, st.st_gid), *([int(st.st_mtime)] if p != "x.sh" else []))
 print(os.readlink("rel"), os.readlink("abs"))
 print(subprocess.run(["./x.sh"], capture_output=True, text=True).stdout.strip(), open("rel").read().strip())'
 	t=$(date -d '2021-03-04 05:06:07' +%s)
-	[ "$(sed 's/^\(x.sh 755 1000:1000\) .*/\1/' <<<"$output")" = "$(printf '%s\n' "sub 755 1000:1000 $t" \
+	[ "$output" = "$(printf '%s\n' "sub 755 1000:1000 $t" \
 		"sub/f 640 1000:1000 $t" "sub/deep 750 1000:1000 $t" "x.sh 755 1000:1000" \
 		"sub/f /etc/shadow" "run secret")" ]
 	# and back out, under another name, with the same bytes
@@ -128,7 +128,7 @@ print(subprocess.run(["./x.sh"], capture_output=True, text=True).stdout.strip(),
 	run -64 sbx-cp "$WORK/f" "$WORK/g"
 	run -64 sbx-cp "$ID:/a" "$ID:/b"
 	run -64 sbx-cp "$WORK/f" "$ID:relative"
-	[ ! -e "$WORK/x" ] && [ -z "$(ls -A "$WORK" | grep sbx-cp)" ]
+	[ ! -e "$WORK/x" ] && [ -z "$(find "$WORK" -maxdepth 1 -name '.sbx-cp*')" ]
 	# the sandbox's read-only mounts hold: a read-only root's /usr
 	tier_provision </dev/null
 	run -77 sbx-cp "$WORK/f" "$ID:/usr"
@@ -152,4 +152,39 @@ PY
 	[[ $output == *"what the sandbox sent"* ]]
 	[ -z "$(ls -A "$WORK/dst")" ]
 	[ ! -e "$WORK/escaped" ] && [ ! -e "$(dirname "$WORK")/escaped" ]
+}
+
+@test "agent: a background run outlives its caller, is waited for with its status and output, takes signals, ends at the deadline" {
+	tier_provision <<<'resource_allocation: {max_wall_clock_s: 20}'
+	# the caller is gone (sbx-run -d returned) while the command runs on
+	run -0 sbx-run -d "$ID" -- sh -c 'sleep 1; echo out; echo err >&2; exit 4'
+	r=$output
+	[[ $r == run-* ]]
+	run -0 sbx-ls --runs "$ID" -o json
+	[ "$(json_get 'd["state"], d["command"][0]' <<<"$output")" = "running sh" ]
+	run -4 --separate-stderr sbx-run --wait "$r"
+	[ "$output" = out ] && [ "$stderr" = err ]
+	run -4 sbx-run --wait "$r" -o json
+	[ "$(json_get 'd["stdout"], d["stderr"].strip(), d["run_id"], d["trace"]["exit_code"]' <<<"$output")" = "out
+ err $r 4" ]
+	run -0 sbx-ls --runs "$ID" -q
+	[ "$output" = "$r" ]
+	# a signal reaches the command, as it would a foreground run's
+	run -0 sbx-run -d "$ID" -- sleep 100
+	s=$output
+	until sbx-run "$ID" -- pgrep -x sleep >/dev/null; do sleep 0.1; done
+	run -0 sbx-run --signal TERM "$s"
+	run -143 sbx-run --wait "$s"
+	run -125 sbx-run --signal TERM "$s"
+	[[ $output == *"has ended"* ]]
+	run -125 sbx-run --signal KILL "$r"
+	# --wait's own timeout (125, sbx-run's: the run goes on); the sandbox's deadline ends it (137, wall-clock)
+	run -0 sbx-run -d "$ID" -- sleep 100
+	w=$output
+	run -125 sbx-run --wait "$w" -T 0.5
+	[[ $output == *"still running after 0.5 s"* ]]
+	run -137 sbx-run --wait "$w" -o json
+	[ "$(json_get 'd["trace"]["kill_reason"]' <<<"$output")" = wall-clock ]
+	run -125 sbx-run --wait run-00000000
+	[[ $output == *"no such run"* ]]
 }

@@ -199,15 +199,15 @@ add_text(struct sbx_node *map, const char *key, const struct sbx_stream *st)
 
 struct sbx_node *
 sbx_capture_tree(const struct sbx_capture *c, const struct sbx_exec_result *res,
-    const char *error)
+    const char *error, int streams)
 {
 	struct sbx_node *n = sbx_node_new(SBX_MAP);
 	long long sig = res->trace.signal;
 
 	if (n == NULL || sbx_node_add(n, "exit_code", sbx_node_int(res->status)) == -1 ||
 	    sbx_node_add(n, "signal", sig == SBX_UNSET_INT ? sbx_node_raw("null") :
-	    sbx_node_int(sig)) == -1 || add_text(n, "stdout", &c->out) == -1 ||
-	    add_text(n, "stderr", &c->err) == -1 ||
+	    sbx_node_int(sig)) == -1 || (streams && (add_text(n, "stdout", &c->out) == -1 ||
+	    add_text(n, "stderr", &c->err) == -1)) ||
 	    sbx_node_add(n, "stdout_bytes", sbx_node_int((long long)c->out.total)) == -1 ||
 	    sbx_node_add(n, "stderr_bytes", sbx_node_int((long long)c->err.total)) == -1 ||
 	    sbx_node_add(n, "truncated", sbx_node_bool(c->truncated)) == -1 ||

@@ -46,11 +46,11 @@ void sbx_capture_free(struct sbx_capture *c);
 /*
  * The run's result as one object: exit_code (the status sbx-run exits with),
  * signal (the one that ended the command, or null), stdout and stderr as
- * text (sbx_utf8_text), stdout_bytes and stderr_bytes (all the command
- * wrote), truncated, error (error's text, when not NULL) and trace. NULL:
- * out of memory.
+ * text (sbx_utf8_text; without streams, not these two), stdout_bytes and
+ * stderr_bytes (all the command wrote), truncated, error (error's text,
+ * when not NULL) and trace. NULL: out of memory.
  */
 struct sbx_node *sbx_capture_tree(const struct sbx_capture *c, const struct sbx_exec_result *res,
-    const char *error);
+    const char *error, int streams);
 
 #endif

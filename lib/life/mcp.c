@@ -428,7 +428,7 @@ tool_run(struct session *ss, const struct sbx_node *args, struct sbx_node *out,
 	    ss->o->max_output, &c, &res, e);
 	/* A command that could not start (126, 127) is a result too, as in sbx-run -o. */
 	if (rr == 0 || res.status == SBX_EX_NOEXEC || res.status == SBX_EX_NOTFOUND) {
-		t = sbx_capture_tree(&c, &res, rr == -1 ? e->msg : NULL);
+		t = sbx_capture_tree(&c, &res, rr == -1 ? e->msg : NULL, 1);
 		if (t == NULL)
 			sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		else {

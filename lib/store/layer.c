@@ -1530,50 +1530,31 @@ struct path_packer {
 
 static int pack_path_at(struct path_packer *p, int dirfd, const char *base, const char *name);
 
+/* The entries of the directory open at fd, sorted (a deterministic archive). */
 static int
-name_cmp(const void *a, const void *b)
+not_dots(const struct dirent *d)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0;
 }
 
-/* The entries of the directory open at fd, sorted (a deterministic archive). */
 static int
 pack_path_dir(struct path_packer *p, int fd, const char *name)
 {
-	char **names = NULL, **grown, *sub;
-	size_t n = 0, i;
-	struct dirent *d;
-	DIR *dir;
-	int r = 0, dfd;
+	struct dirent **names;
+	char *sub;
+	int n, i, r = 0;
 
-	if ((dfd = dup(fd)) == -1 || (dir = fdopendir(dfd)) == NULL) {
-		if (dfd != -1)
-			close(dfd);
+	if ((n = scandirat(fd, ".", &names, not_dots, alphasort)) == -1)
 		return sbx_err_sys(p->e, SBX_EX_IOERR, "%s", name);
-	}
-	while (r == 0 && (d = readdir(dir)) != NULL) {
-		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
-			continue;
-		if ((grown = realloc(names, (n + 1) * sizeof *names)) == NULL ||
-		    (grown[n] = strdup(d->d_name)) == NULL) {
-			if (grown != NULL)
-				names = grown;
+	for (i = 0; r == 0 && i < n; i++) {
+		if (asprintf(&sub, "%s/%s", name, names[i]->d_name) == -1) {
 			r = sbx_err_set(p->e, SBX_EX_OSERR, "out of memory");
 			break;
 		}
-		names = grown;
-		n++;
-	}
-	closedir(dir);
-	if (r == 0 && n > 0)
-		qsort(names, n, sizeof *names, name_cmp);
-	for (i = 0; r == 0 && i < n; i++) {
-		if (asprintf(&sub, "%s/%s", name, names[i]) == -1)
-			r = sbx_err_set(p->e, SBX_EX_OSERR, "out of memory");
-		else if (strlen(sub) > SBX_LAYER_PATH_MAX)
+		if (strlen(sub) > SBX_LAYER_PATH_MAX)
 			r = sbx_err_set(p->e, SBX_EX_DATAERR, "%s: path too long", sub);
 		else
-			r = pack_path_at(p, fd, names[i], sub);
+			r = pack_path_at(p, fd, names[i]->d_name, sub);
 		free(sub);
 	}
 	for (i = 0; i < n; i++)
