@@ -12,6 +12,7 @@
 #include "policy.h"
 #include "provision.h"
 #include "sandbox.h"
+#include "session.h"
 #include "util.h"
 #include "snap.h"
 #include "snapshot.h"
@@ -30,6 +31,7 @@ usage(int code)
 	    "               [--trace FILE|-] [--snapshot-before] [-o json|yaml [--max-output BYTES]]\n"
 	    "               [-c ID] [-P POLICY] [-d]\n"
 	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n"
+	    "       sbx-run --session NAME [--restart] [-o json|yaml] [-T SECONDS] ID [-- LINE...]\n"
 	    "       sbx-run --wait RUN [-o json|yaml] [-T SECONDS]\n"
 	    "       sbx-run --signal SIG RUN\n",
 	    "Run a command inside a sandbox; its exit status comes back (125: sbx failed).\n\n"
@@ -46,6 +48,8 @@ usage(int code)
 	    "  -d, --detach             run in the background; print the run's ID\n"
 	    "      --wait RUN           wait for a background run; its output and status\n"
 	    "      --signal SIG RUN     send INT, TERM or HUP to a background run\n"
+	    "      --session NAME       run the line in persistent shell NAME of the sandbox\n"
+	    "      --restart            with --session: end the shell first\n"
 	    "  -m, --manifest FILE      one-shot: provision from FILE, run, destroy\n"
 	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
 	    "  -P, --policy FILE        with -m: the operator's policy the manifest is held to\n"
@@ -182,32 +186,119 @@ print_result(const struct sbx_run_result *rr, enum sbx_format fmt)
 	return sbx_doc_emit_tree(stdout, n, fmt);
 }
 
+/* A line's result in session name: the streams, or -o's object. */
+static int
+print_session(const char *name, const struct sbx_session_result *sr, enum sbx_format fmt)
+{
+	struct sbx_node *n;
+	char *out, *err;
+	int r;
+
+	if (fmt == SBX_FMT_ID) {
+		fwrite(sr->out, 1, sr->out_len, stdout);
+		fwrite(sr->err, 1, sr->err_len, stderr);
+		return 0;
+	}
+	out = sbx_utf8_text(sr->out, sr->out_len);
+	err = sbx_utf8_text(sr->err, sr->err_len);
+	n = sbx_node_new(SBX_MAP);
+	if (out == NULL || err == NULL || n == NULL ||
+	    sbx_node_add(n, "exit_code", sbx_node_int(sr->status)) == -1 ||
+	    sbx_node_add(n, "stdout", sbx_node_str(out)) == -1 ||
+	    sbx_node_add(n, "stderr", sbx_node_str(err)) == -1 ||
+	    sbx_node_add(n, "stdout_bytes", sbx_node_int((long long)sr->out_total)) == -1 ||
+	    sbx_node_add(n, "stderr_bytes", sbx_node_int((long long)sr->err_total)) == -1 ||
+	    sbx_node_add(n, "truncated", sbx_node_bool(sr->out_total > sr->out_len ||
+	    sr->err_total > sr->err_len)) == -1 ||
+	    sbx_node_add(n, "session", sbx_node_str(name)) == -1 ||
+	    sbx_node_add(n, "ended", sbx_node_bool(sr->ended)) == -1) {
+		sbx_node_free(n);
+		n = NULL;
+	}
+	r = sbx_doc_emit_tree(stdout, n, fmt);
+	free(out);
+	free(err);
+	return r;
+}
+
+/* --session NAME [--restart] ID [LINE...]: the words of LINE joined by spaces. */
+static int
+session_verb(const char *name, int restart, int argc, char **argv, enum sbx_format fmt,
+    size_t limit, double timeout_s)
+{
+	struct sbx_err e = { 0 };
+	struct sbx_store store;
+	struct sbx_session_result sr;
+	char id[SBX_ID_MAX + 1], *line = NULL;
+	size_t len = 0, i;
+	FILE *f;
+	int status;
+
+	if (argc < 1 || (!restart && argc < 2))
+		usage(RUN_USAGE);
+	if (sbx_id_from_arg_or_stdin(argv[0], NULL, id, sizeof id, &e) == -1)
+		errx(SBX_EX_RUNFAIL, "%s", e.msg);
+	argc--;
+	argv++;
+	if (argc > 0 && strcmp(argv[0], "--") == 0) {
+		argc--;
+		argv++;
+	}
+	if (sbx_cmd_store(&store, &e) == -1)
+		errx(SBX_EX_RUNFAIL, "state root: %s", e.msg);
+	if (restart && sbx_session_end(&store, id, name, &e) == -1)
+		errx(SBX_EX_RUNFAIL, "%s: %s", id, e.msg);
+	if (argc == 0)
+		return 0;
+	if ((f = open_memstream(&line, &len)) == NULL)
+		err(SBX_EX_RUNFAIL, NULL);
+	for (i = 0; i < (size_t)argc; i++)
+		fprintf(f, "%s%s", i ? " " : "", argv[i]);
+	if (fclose(f) == EOF)
+		err(SBX_EX_RUNFAIL, NULL);
+	if (sbx_session_call(&store, id, name, line, limit, timeout_s, &sr, &e) == -1)
+		errx(SBX_EX_RUNFAIL, "%s: %s", id, e.msg);
+	free(line);
+	status = sr.status;
+	if (status == SBX_EX_TIMEOUT && sr.out == NULL)
+		warnx("%s: session %s: timed out: --timeout of %g s reached; the session ended",
+		    id, name, timeout_s);
+	else if (print_session(name, &sr, fmt) == -1)
+		status = SBX_EX_RUNFAIL;
+	sbx_session_result_free(&sr);
+	fflush(stdout);
+	return status;
+}
+
+/* INT, TERM or HUP (with or without SIG); -1 for another. */
+static int
+signal_named(const char *name)
+{
+	if (strncmp(name, "SIG", 3) == 0)
+		name += 3;
+	return strcmp(name, "INT") == 0 ? SIGINT : strcmp(name, "TERM") == 0 ? SIGTERM :
+	    strcmp(name, "HUP") == 0 ? SIGHUP : -1;
+}
+
 /* --wait RUN and --signal SIG RUN. */
 static int
 background_verb(const char *wait_run, const char *sig_name, int argc, char **argv,
     enum sbx_format fmt, double timeout_s)
 {
-	static const struct { const char *name; int sig; } sigs[] = {
-		{ "INT", SIGINT }, { "TERM", SIGTERM }, { "HUP", SIGHUP } };
 	struct sbx_err e = { 0 };
 	struct sbx_store store;
 	struct sbx_run_result rr;
-	size_t i;
-	int status;
+	int status, sig;
 
 	if ((wait_run != NULL) == (sig_name != NULL) || argc != (sig_name != NULL))
 		usage(RUN_USAGE);
 	if (sbx_cmd_store(&store, &e) == -1)
 		errx(SBX_EX_RUNFAIL, "state root: %s", e.msg);
 	if (sig_name != NULL) {
-		if (strncmp(sig_name, "SIG", 3) == 0)
-			sig_name += 3;
-		for (i = 0; i < SBX_ARRAY_LEN(sigs) && strcmp(sigs[i].name, sig_name) != 0; i++)
-			;
-		if (i == SBX_ARRAY_LEN(sigs))
+		if ((sig = signal_named(sig_name)) == -1)
 			errx(RUN_USAGE, "--signal: '%s': INT, TERM or HUP (what a run passes on)",
 			    sig_name);
-		if (sbx_run_signal(&store, argv[0], sigs[i].sig, &e) == -1)
+		if (sbx_run_signal(&store, argv[0], sig, &e) == -1)
 			errx(SBX_EX_RUNFAIL, "%s", e.msg);
 		return 0;
 	}
@@ -221,8 +312,18 @@ background_verb(const char *wait_run, const char *sig_name, int argc, char **arg
 	return status;
 }
 
-int
-main(int argc, char *argv[])
+struct run_opts {
+	struct sbx_exec x;
+	struct sbx_capture cap;
+	enum sbx_format out_fmt;   /* SBX_FMT_ID: the streams are the caller's */
+	const char *manifest, *trace, *wait_run, *sig_name, *session;
+	char **env;
+	int snap_before, detach, restart;
+};
+
+/* The options into o; returns the index of the first operand. */
+static int
+parse_opts(int argc, char *argv[], struct run_opts *o)
 {
 	static const struct option opts[] = {
 		{ "tty", no_argument, NULL, 't' },
@@ -241,69 +342,94 @@ main(int argc, char *argv[])
 		{ "detach", no_argument, NULL, 'd' },
 		{ "wait", required_argument, NULL, 'W' },
 		{ "signal", required_argument, NULL, 'G' },
+		{ "session", required_argument, NULL, 'N' },
+		{ "restart", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct sbx_err e = { 0 };
-	struct sbx_store store;
-	struct sbx_exec x = { 0 };
-	struct sbx_exec_result res;
-	struct sbx_manifest m;
-	const char *manifest = NULL, *trace = NULL, *wait_run = NULL, *sig_name = NULL;
-	struct sbx_capture cap = { .stdin_fd = STDIN_FILENO, .limit = 1 << 20 };
-	enum sbx_format out_fmt = SBX_FMT_ID;  /* SBX_FMT_ID: the streams are the caller's */
-	char id[SBX_ID_MAX + 1], **env = NULL, **grown;
+	struct sbx_exec *x = &o->x;
+	char **grown;
 	unsigned u, g;
-	int c, r, existed, snap_before = 0, detach = 0;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+tm:e:w:u:T:k:c:P:o:dhV", opts, NULL)) != -1) {
 		switch (c) {
-		case 't': x.tty = 1; break;
-		case 'm': manifest = optarg; break;
+		case 't': x->tty = 1; break;
+		case 'm': o->manifest = optarg; break;
 		case 'e':
 			if (strchr(optarg, '=') == NULL || optarg[0] == '=')
 				errx(RUN_USAGE, "--env: '%s' is not NAME=VALUE", optarg);
-			if ((grown = realloc(env, (x.n_env + 1) * sizeof *env)) == NULL)
+			if ((grown = realloc(o->env, (x->n_env + 1) * sizeof *o->env)) == NULL)
 				err(SBX_EX_OSERR, NULL);
-			env = grown;
-			env[x.n_env++] = optarg;
+			o->env = grown;
+			o->env[x->n_env++] = optarg;
 			break;
 		case 'w':
 			if (optarg[0] != '/')
 				errx(RUN_USAGE, "--workdir: '%s' is not an absolute path", optarg);
-			x.workdir = optarg;
+			x->workdir = optarg;
 			break;
 		case 'u':
 			if (sbx_manifest_user_parse(optarg, &u, &g) == -1)
 				errx(RUN_USAGE, "--user: '%s' is not UID[:GID] (0-65535)", optarg);
-			x.user = optarg;
+			x->user = optarg;
 			break;
-		case 'T': x.timeout_s = seconds("--timeout", optarg); break;
-		case 'k': x.kill_after_s = seconds("--kill-after", optarg); break;
-		case 'r': trace = optarg; break;
-		case 'S': snap_before = 1; break;
+		case 'T': x->timeout_s = seconds("--timeout", optarg); break;
+		case 'k': x->kill_after_s = seconds("--kill-after", optarg); break;
+		case 'r': o->trace = optarg; break;
+		case 'S': o->snap_before = 1; break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'P': sbx_policy_set_path(optarg); break;
 		case 'o':
-			if (sbx_format_parse(optarg, &out_fmt) == -1)
+			if (sbx_format_parse(optarg, &o->out_fmt) == -1)
 				errx(RUN_USAGE, "--output: '%s' is not json or yaml", optarg);
 			break;
-		case 'M': cap.limit = byte_count("--max-output", optarg); break;
-		case 'd': detach = 1; break;
-		case 'W': wait_run = optarg; break;
-		case 'G': sig_name = optarg; break;
+		case 'M': o->cap.limit = byte_count("--max-output", optarg); break;
+		case 'd': o->detach = 1; break;
+		case 'W': o->wait_run = optarg; break;
+		case 'G': o->sig_name = optarg; break;
+		case 'N': o->session = optarg; break;
+		case 'R': o->restart = 1; break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
 		default: usage(RUN_USAGE);
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	x.env = env;
-	if (wait_run != NULL || sig_name != NULL)
-		return background_verb(wait_run, sig_name, argc, argv, out_fmt, x.timeout_s);
-	if (manifest == NULL) {
+	x->env = o->env;
+	return optind;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct run_opts o = { .cap = { .stdin_fd = STDIN_FILENO, .limit = 1 << 20 },
+		.out_fmt = SBX_FMT_ID };
+	struct sbx_err e = { 0 };
+	struct sbx_store store;
+	struct sbx_exec_result res;
+	struct sbx_manifest m;
+	char id[SBX_ID_MAX + 1];
+	int r, existed;
+
+	r = parse_opts(argc, argv, &o);
+	argc -= r;
+	argv += r;
+	if (o.wait_run != NULL || o.sig_name != NULL) {
+		free(o.env);
+		return background_verb(o.wait_run, o.sig_name, argc, argv, o.out_fmt,
+		    o.x.timeout_s);
+	}
+	if (o.session != NULL || o.restart) {
+		if (o.session == NULL || o.manifest != NULL || o.detach || o.x.tty ||
+		    o.snap_before || o.x.n_env > 0 || o.x.workdir || o.x.user)
+			errx(RUN_USAGE, "--session: with an ID and a line only (-o, -T, --max-output, "
+			    "--restart)");
+		free(o.env);
+		return session_verb(o.session, o.restart, argc, argv, o.out_fmt, o.cap.limit,
+		    o.x.timeout_s);
+	}
+	if (o.manifest == NULL) {
 		if (argc == 0)
 			usage(RUN_USAGE);
 		r = strcmp(argv[0], "-") == 0 ? id_from_stdin_head(id, sizeof id, &e) :
@@ -322,21 +448,21 @@ main(int argc, char *argv[])
 	}
 	if (argc == 0)
 		usage(RUN_USAGE);
-	x.argv = argv;
+	o.x.argv = argv;
 	/* A pty cannot pass on the end of piped input: the command would wait
 	 * for more for ever. No terminal then, as ssh does. */
-	if (x.tty && out_fmt != SBX_FMT_ID)
+	if (o.x.tty && o.out_fmt != SBX_FMT_ID)
 		errx(RUN_USAGE, "-t and --output: a terminal's output cannot be captured");
-	if (x.tty && !isatty(STDIN_FILENO)) {
+	if (o.x.tty && !isatty(STDIN_FILENO)) {
 		warnx("stdin is not a terminal: running without one (-t ignored)");
-		x.tty = 0;
+		o.x.tty = 0;
 	}
 	/* From here on every failure of sbx itself is 125: the command's own
 	 * statuses (1-124, 126-255) must never be mistaken for ours. */
 	if (sbx_cmd_store(&store, &e) == -1)
 		errx(SBX_EX_RUNFAIL, "state root: %s", e.msg);
-	if (manifest != NULL) {
-		if (sbx_manifest_load(manifest, &m, &e) == -1)
+	if (o.manifest != NULL) {
+		if (sbx_manifest_load(o.manifest, &m, &e) == -1)
 			errx(SBX_EX_RUNFAIL, "%s", e.msg);
 		free(m.sandbox_id);
 		m.sandbox_id = NULL;  /* a one-shot always gets a fresh sandbox */
@@ -344,49 +470,49 @@ main(int argc, char *argv[])
 		 * and no state worth an fsync (it is gone when we are). */
 		sbx_set_durable(0);
 		if (sbx_provision(&store, &m, SBX_PROV_ONE_SHOT, &existed, &e) == -1)
-			errx(SBX_EX_RUNFAIL, "%s: %s", manifest, e.msg);
+			errx(SBX_EX_RUNFAIL, "%s: %s", o.manifest, e.msg);
 		snprintf(id, sizeof id, "%s", m.sandbox_id);
 		sbx_manifest_free(&m);
 	}
-	if (detach) {
+	if (o.detach) {
 		char run[SBX_ID_MAX + 1];
 
-		if (manifest != NULL || x.tty || snap_before || out_fmt != SBX_FMT_ID)
+		if (o.manifest != NULL || o.x.tty || o.snap_before || o.out_fmt != SBX_FMT_ID)
 			errx(RUN_USAGE, "-d: not with -m, -t, --snapshot-before or -o");
-		if (sbx_run_detach(&store, id, &x, cap.limit, run, &e) == -1)
+		if (sbx_run_detach(&store, id, &o.x, o.cap.limit, run, &e) == -1)
 			errx(SBX_EX_RUNFAIL, "%s: %s", id, e.msg);
 		printf("%s\n", run);
-		free(env);
+		free(o.env);
 		return sbx_flush_stdout() == 0 ? 0 : SBX_EX_RUNFAIL;
 	}
-	if (snap_before) {
+	if (o.snap_before) {
 		/* Snapshot before mutating: the command runs only once it is written. */
-		struct sbx_snap_opts o = { NULL, "before-run", 1 };
+		struct sbx_snap_opts so = { NULL, "before-run", 1 };
 		char snap[SBX_ID_MAX + 1];
 
-		if (sbx_snap_create(&store, id, &o, snap, &e) == -1)
+		if (sbx_snap_create(&store, id, &so, snap, &e) == -1)
 			errx(SBX_EX_RUNFAIL, "%s: --snapshot-before: %s", id, e.msg);
 		fprintf(stderr, "sbx-run: %s: snapshot %s\n", id, snap);
 	}
-	r = out_fmt == SBX_FMT_ID ? sbx_sandbox_run(&store, id, &x, &res, &e) :
-	    sbx_sandbox_run_capture(&store, id, &x, &cap, &res, &e);
+	r = o.out_fmt == SBX_FMT_ID ? sbx_sandbox_run(&store, id, &o.x, &res, &e) :
+	    sbx_sandbox_run_capture(&store, id, &o.x, &o.cap, &res, &e);
 	if (r == -1)
 		warnx("%s: %s", id, e.msg);
 	else
-		say_why_killed(&store, id, &x, &res);
+		say_why_killed(&store, id, &o.x, &res);
 	/* The result object whenever the command was started (its exec failing is one). */
-	if (out_fmt != SBX_FMT_ID && (r == 0 || res.status == SBX_EX_NOEXEC ||
+	if (o.out_fmt != SBX_FMT_ID && (r == 0 || res.status == SBX_EX_NOEXEC ||
 	    res.status == SBX_EX_NOTFOUND) &&
-	    sbx_doc_emit_tree(stdout, sbx_capture_tree(&cap, &res, r == -1 ? e.msg : NULL, 1),
-	    out_fmt) == -1) {
+	    sbx_doc_emit_tree(stdout, sbx_capture_tree(&o.cap, &res, r == -1 ? e.msg : NULL, 1),
+	    o.out_fmt) == -1) {
 		warnx("%s: --output: out of memory", id);
 		res.status = SBX_EX_RUNFAIL;
 	}
-	sbx_capture_free(&cap);
+	sbx_capture_free(&o.cap);
 	if (r == 0 || res.status == SBX_EX_NOEXEC || res.status == SBX_EX_NOTFOUND)
-		write_trace(trace, &res.trace);
+		write_trace(o.trace, &res.trace);
 	sbx_trace_free(&res.trace);
-	if (manifest != NULL) {
+	if (o.manifest != NULL) {
 		struct sbx_err de = { 0 };
 
 		if (sbx_sandbox_destroy(&store, id, &de) == -1) {
@@ -395,7 +521,7 @@ main(int argc, char *argv[])
 				res.status = SBX_EX_RUNFAIL;
 		}
 	}
-	free(env);
+	free(o.env);
 	fflush(stdout);
 	return res.status;
 }

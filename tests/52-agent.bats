@@ -188,3 +188,37 @@ PY
 	run -125 sbx-run --wait run-00000000
 	[[ $output == *"no such run"* ]]
 }
+
+@test "agent: a shell session keeps cd, exports and functions; each call's own status and output; --restart, -T and exit end it" {
+	tier_provision </dev/null
+	run -0 sbx-run --session s "$ID" -- 'cd /tmp && export FOO=bar && greet() { echo "hi $1"; }'
+	run -3 --separate-stderr sbx-run --session s "$ID" -- 'pwd; echo "$FOO"; greet you; echo e >&2; sh -c "exit 3"'
+	[ "$output" = "$(printf '/tmp\nbar\nhi you')" ] && [ "$stderr" = e ]
+	run -0 sbx-run --session s -o json "$ID" -- 'printf "no newline"'
+	[ "$(json_get 'repr(d["stdout"]), d["exit_code"], d["ended"]' <<<"$output")" = "'no newline' 0 False" ]
+	# a syntax error is the line's status (2), and the shell goes on; a
+	# line that reads stdin reads nothing (never the session's channel)
+	run -2 sbx-run --session s "$ID" -- 'echo "unclosed'
+	run -0 sbx-run --session s "$ID" -- 'read -r x; echo "read $? $FOO"'
+	[ "$output" = "read 1 bar" ]
+	# the channel is the host's: not in the sandbox's view
+	run -1 sbx-run "$ID" -- test -e "$SBX_ROOT/sandboxes/$ID/sessions/s.sock"
+	# exit ends the shell; the next call starts a fresh one
+	run -5 sbx-run --session s -o json "$ID" -- 'exit 5'
+	[ "$(json_get 'd["ended"]' <<<"$output")" = True ]
+	run -0 sbx-run --session s "$ID" -- 'echo "[$FOO]"; export FOO=again'
+	[ "$output" = "[]" ]
+	run -0 sbx-run --session s --restart "$ID"
+	run -0 sbx-run --session s "$ID" -- 'echo "[$FOO]"'
+	[ "$output" = "[]" ]
+	# -T: the session (and what it runs) ends at the timeout
+	run -124 sbx-run --session s -T 1 "$ID" -- 'export FOO=x; sleep 60'
+	[[ $output == *"timed out"* ]]
+	run -0 sbx-run --session s "$ID" -- 'echo "[$FOO]"'
+	[ "$output" = "[]" ]
+	run -125 sbx-run --session 'bad name' "$ID" -- true
+	# the session's process goes with the sandbox
+	run -0 sbx-gc "$ID"
+	for _ in $(seq 100); do pgrep -f -- "--session s $ID" >/dev/null || break; sleep 0.1; done
+	run -1 pgrep -f -- "--session s $ID"
+}
