@@ -18,7 +18,7 @@ _sbx_prog() {
 	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -o --output --max-output -d --detach --wait --signal --session --restart -c --correlation-id -P --policy -h --help -V --version" ;;
 	sbx-snap) opts="--id --no-memory --store -o --output -f --file -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-fork) opts="-n --count --id --select --store -o --output -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
-	sbx-inspect) opts="-o --output -h --help -V --version" ;;
+	sbx-inspect) opts="-o --output --usage -h --help -V --version" ;;
 	sbx-ls) opts="-s --snapshots --runs -q --quiet -o --output -f --filter -h --help -V --version" ;;
 	sbx-gc) opts="-n --dry-run --keep-last --max-age --store --grace --verify-audit -c --correlation-id -h --help -V --version" ;;
 	sbx-watchdog) opts="--all --once -i --interval -h --help -V --version" ;;

@@ -44,6 +44,7 @@ complete -c sbx-run -s P -l policy -r -F -d 'the operator policy file'
 complete -c sbx-run -f -a '(__sbx_ids)'
 
 complete -c sbx-inspect -s o -l output -x -a 'yaml json' -d 'output format'
+complete -c sbx-inspect -l usage -d 'what the sandbox uses now'
 complete -c sbx-inspect -f -a '(__sbx_ids)'
 
 complete -c sbx-ls -l runs -x -a '(__sbx_ids)' -d "a sandbox's background runs"

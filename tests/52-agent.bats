@@ -222,3 +222,22 @@ PY
 	for _ in $(seq 100); do pgrep -f -- "--session s $ID" >/dev/null || break; sleep 0.1; done
 	run -1 pgrep -f -- "--session s $ID"
 }
+
+@test "agent: sbx-inspect --usage reports what a live sandbox uses now: memory, CPU, pids, disk, the time left" {
+	tier_provision <<<$'read_only_root: false\nuser: "1000:1000"\nresource_allocation: {memory_mb: 512, pids: 64, max_wall_clock_s: 600}'
+	run -0 sbx-run "$ID" -- sh -c 'head -c 20000000 /dev/urandom > /home/sandbox/f'
+	run -0 sbx-run -d "$ID" -- python3 -c 'import time; b = bytes(range(256)) * (256 << 10); print("held", flush=True); time.sleep(60)'
+	r=$output
+	until [ "$(sbx-run "$ID" -- pgrep -c python3)" -ge 1 ] 2>/dev/null; do sleep 0.1; done
+	sleep 1
+	run -0 sbx-inspect --usage -o json "$ID"
+	echo "$output"
+	# (gVisor's own threads count among the pids: sbx-manifest(5))
+	[ "$(json_get 'd["memory_mb"] >= 64, d["memory_limit_mb"], d["pids"] >= 2, d["pids_limit"], d["cpu_seconds"] > 0' <<<"$output")" = "True 512 True 64 True" ]
+	[ "$(json_get '0 < d["seconds_left"] <= 600' <<<"$output")" = True ]
+	[ "$(json_get 'd["disk_mb"] >= 19' <<<"$output")" = True ]
+	run -0 sbx-run --signal TERM "$r"
+	run -143 sbx-run --wait "$r"
+	sbx-gc "$ID" >/dev/null
+	run -66 sbx-inspect --usage "$ID"
+}

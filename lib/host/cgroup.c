@@ -662,6 +662,29 @@ sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cg_stats *st, struct sb
 	return 0;
 }
 
+void
+sbx_cgroup_now(const struct sbx_cgroup *cg, struct sbx_cg_now *n)
+{
+	long long v;
+
+	n->memory_bytes = n->pids = -1;
+	n->cpu_s = -1;
+	if (cg->version == 2) {
+		n->memory_bytes = single(cg->path[0], "memory.current");
+		n->pids = single(cg->path[0], "pids.current");
+		if ((v = keyed(cg->path[0], "cpu.stat", "usage_usec")) >= 0)
+			n->cpu_s = (double)v / 1e6;
+		return;
+	}
+	if (cg->path[SBX_CG_MEMORY][0])
+		n->memory_bytes = single(cg->path[SBX_CG_MEMORY], "memory.usage_in_bytes");
+	if (cg->path[SBX_CG_PIDS][0])
+		n->pids = single(cg->path[SBX_CG_PIDS], "pids.current");
+	if (cg->path[SBX_CG_CPUACCT][0] &&
+	    (v = single(cg->path[SBX_CG_CPUACCT], "cpuacct.usage")) >= 0)
+		n->cpu_s = (double)v / 1e9;
+}
+
 long long
 sbx_cgroup_oom_kills(const struct sbx_cgroup *cg)
 {

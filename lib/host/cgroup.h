@@ -74,6 +74,13 @@ int sbx_cgroup_freeze(const struct sbx_cgroup *cg, int frozen, struct sbx_err *e
 /* Kill every process in cg and its children; returns once none is left. */
 int sbx_cgroup_kill(const struct sbx_cgroup *cg, struct sbx_err *e);
 int sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cg_stats *st, struct sbx_err *e);
+/* What cg holds now: memory in use (bytes), CPU time used (s), and tasks
+ * (processes and threads); -1 each where its controller is missing. */
+struct sbx_cg_now {
+	long long memory_bytes, pids;
+	double cpu_s;
+};
+void sbx_cgroup_now(const struct sbx_cgroup *cg, struct sbx_cg_now *n);
 /* The OOM kills counted in cg (one file, where stats reads five). */
 long long sbx_cgroup_oom_kills(const struct sbx_cgroup *cg);
 /* An fd to read the memory in use (memory.usage_in_bytes / memory.current) with

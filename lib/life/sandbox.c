@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The sandbox lifecycle: provision, run, destroy, view. */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -533,4 +534,64 @@ out:
 	sbx_manifest_free(&m);
 	close(lock);
 	return r;
+}
+
+static struct sbx_node *
+num_or_null(double v, double unit)
+{
+	return v < 0 ? sbx_node_raw("null") : sbx_node_num(v / unit);
+}
+
+static struct sbx_node *
+limit_or_null(long long v)
+{
+	return v > 0 ? sbx_node_int(v) : sbx_node_raw("null");
+}
+
+struct sbx_node *
+sbx_sandbox_usage(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	const struct sbx_driver *drv;
+	struct sbx_manifest m;
+	struct sbx_usage u;
+	struct sbx_node *n = NULL;
+	double until;
+
+	if (sbx_sandbox_view(s, id, &m, e) == -1)
+		return NULL;
+	if (m.status != SBX_STATUS_READY && m.status != SBX_STATUS_EXECUTING &&
+	    m.status != SBX_STATUS_PAUSED) {
+		sbx_err_set(e, SBX_EX_DATAERR, "sandbox is %s: nothing runs to measure",
+		    sbx_status_name(m.status));
+		goto out;
+	}
+	if ((drv = sbx_driver_for(&m, e)) == NULL)
+		goto out;
+	if (drv->usage == NULL) {
+		sbx_driver_cannot(drv, "report its use", e);
+		goto out;
+	}
+	if (drv->usage(s, &m, &u, e) == -1)
+		goto out;
+	if ((n = sbx_node_new(SBX_MAP)) == NULL ||
+	    sbx_node_add(n, "sandbox_id", sbx_node_str(id)) == -1 ||
+	    sbx_node_add(n, "status", sbx_node_str(sbx_status_name(m.status))) == -1 ||
+	    sbx_node_add(n, "memory_mb", num_or_null((double)u.memory_bytes, 1 << 20)) == -1 ||
+	    sbx_node_add(n, "memory_limit_mb", limit_or_null(m.res.memory_mb)) == -1 ||
+	    sbx_node_add(n, "cpu_seconds", num_or_null(u.cpu_s, 1)) == -1 ||
+	    sbx_node_add(n, "pids", u.pids < 0 ? sbx_node_raw("null") : sbx_node_int(u.pids)) == -1 ||
+	    sbx_node_add(n, "pids_limit", limit_or_null(m.res.pids)) == -1 ||
+	    sbx_node_add(n, "disk_mb", num_or_null((double)u.disk_bytes, 1 << 20)) == -1 ||
+	    sbx_node_add(n, "disk_limit_mb", limit_or_null(m.res.disk_mb)) == -1 ||
+	    sbx_node_add(n, "expires_at", m.expires_at ? sbx_node_str(m.expires_at) :
+	    sbx_node_raw("null")) == -1 ||
+	    sbx_node_add(n, "seconds_left", m.expires_at && sbx_time_parse(m.expires_at, &until)
+	    == 0 ? sbx_node_num(floor(until - sbx_realtime())) : sbx_node_raw("null")) == -1) {
+		sbx_node_free(n);
+		n = NULL;
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	}
+out:
+	sbx_manifest_free(&m);
+	return n;
 }

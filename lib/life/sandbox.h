@@ -50,6 +50,13 @@ int sbx_sandbox_users(const struct sbx_store *s, struct sbx_snapshot_users *u, s
 /* The sandboxes made from snapshot id that are not terminated. */
 int sbx_sandbox_children(const struct sbx_store *s, const char *id, struct sbx_strv *kids,
     struct sbx_err *e);
+/*
+ * What live sandbox id uses now, as sbx-inspect --usage prints it:
+ * sandbox_id, status, memory_mb, cpu_seconds, pids, disk_mb (null where the
+ * tier cannot tell), each limit beside it, expires_at and seconds_left.
+ * A sandbox that is not live is 65.
+ */
+struct sbx_node *sbx_sandbox_usage(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /* The state document as ls and inspect show it: status reflects the kernel
  * (terminated when init is gone, expired past expires_at, executing while runs are). */
 int sbx_sandbox_view(const struct sbx_store *s, const char *id, struct sbx_manifest *m,

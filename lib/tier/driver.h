@@ -42,6 +42,12 @@ struct sbx_exec_result {
 	struct sbx_trace trace;
 };
 
+/* What a live sandbox uses now (sbx-inspect --usage); -1: unknown. */
+struct sbx_usage {
+	long long memory_bytes, pids, disk_bytes;
+	double cpu_s;            /* since the sandbox was made */
+};
+
 /* Called for what a sweep removes (or would): kind, then its name. */
 typedef void (*sbx_driver_report)(void *ctx, const char *kind, const char *name);
 
@@ -87,6 +93,9 @@ struct sbx_driver {
 	 * the caller closes it), and the bytes in use read through it (-1: unknown). */
 	int (*memory_open)(const struct sbx_store *s, const struct sbx_manifest *m);
 	long long (*memory_used)(int handle);
+	/* What the sandbox uses now. */
+	int (*usage)(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_usage *u,
+	    struct sbx_err *e);
 	/* Resolve the allow-list's host names again and pin what changed (the
 	 * sandbox's /etc/hosts, the rules, the relay); *changed says whether
 	 * anything did and m->rt.egress_pins holds the new pins. */

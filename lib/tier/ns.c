@@ -1508,6 +1508,7 @@ const struct sbx_driver sbx_driver_namespace = {
 	.capture = sbx_ns_capture,
 	.memory_open = sbx_ns_memory_open,
 	.memory_used = sbx_ns_memory_used,
+	.usage = sbx_ns_usage,
 	.repin = sbx_ns_repin,
 	.repinned = sbx_ns_repinned,
 	.sweep = sbx_ns_sweep,

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The namespace tier between make and destroy: see ns.h. */
 #include <dirent.h>
+#include <ftw.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "layer.h"
 #include "net.h"
 #include "ns.h"
+#include "quota.h"
 #include "rootfs.h"
 #include "util.h"
 
@@ -44,6 +47,51 @@ long long
 sbx_ns_memory_used(int handle)
 {
 	return sbx_cgroup_memory_now(handle);
+}
+
+static long long du_bytes;
+
+static int
+du_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)path;
+	(void)flag;
+	(void)f;
+	du_bytes += (long long)st->st_blocks * 512;
+	return 0;
+}
+
+int
+sbx_ns_usage(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_usage *u,
+    struct sbx_err *e)
+{
+	struct sbx_cg_host h;
+	struct sbx_cgroup cg;
+	struct sbx_cg_now now;
+	char layer[1200];
+	double mb;
+
+	u->memory_bytes = u->pids = u->disk_bytes = -1;
+	u->cpu_s = -1;
+	if (sbx_rt_str(m, "cgroup") != NULL && sbx_cgroup_host(&h, NULL) == 0 &&
+	    sbx_cgroup_from_spec(&h, sbx_rt_str(m, "cgroup"), &cg, NULL) == 0) {
+		sbx_cgroup_now(&cg, &now);
+		u->memory_bytes = now.memory_bytes;
+		u->pids = now.pids;
+		u->cpu_s = now.cpu_s;
+	}
+	if (sbx_store_path(s, m->sandbox_id, "layer", layer, sizeof layer, e) == -1)
+		return -1;
+	/* Under a quota, its filesystem's count; else the upper directory's blocks. */
+	if ((mb = sbx_quota_used_mb(layer)) >= 0) {
+		u->disk_bytes = (long long)llround(mb * (1 << 20));
+	} else {
+		strncat(layer, "/upper", sizeof layer - strlen(layer) - 1);
+		du_bytes = 0;
+		if (nftw(layer, du_one, 16, FTW_PHYS | FTW_MOUNT) == 0)
+			u->disk_bytes = du_bytes;
+	}
+	return 0;
 }
 
 int

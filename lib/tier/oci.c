@@ -527,6 +527,7 @@ const struct sbx_driver sbx_driver_oci = {
 	/* The cgroup's counter, read as the namespace tier's (the state's cgroup). */
 	.memory_open = sbx_ns_memory_open,
 	.memory_used = sbx_ns_memory_used,
+	.usage = sbx_ns_usage,
 	.sweep = oci_sweep,
 	/* runsc only: runc and crun would need CRIU, which fails on this kernel. */
 	.can_checkpoint = oci_can_checkpoint,
