@@ -4,6 +4,8 @@
 
 #include "common.h"
 #include "id.h"
+#include "sandbox.h"
+#include "util.h"
 #include "watchdog.h"
 
 static void __attribute__((noreturn))
@@ -11,11 +13,13 @@ usage(int code)
 {
 	sbx_usage(code,
 	    "usage: sbx-watchdog [--once] [-i SECONDS] ID\n"
-	    "       sbx-watchdog [--once] [-i SECONDS] --all\n",
+	    "       sbx-watchdog [--once] [-i SECONDS] --all\n"
+	    "       sbx-watchdog --extend SECONDS ID\n",
 	    "Enforce a sandbox's lifetime and watch its memory, from outside.\n\n"
 	    "      --all                supervise every sandbox of the state root\n"
 	    "      --once               one pass, then exit\n"
 	    "  -i, --interval SECONDS   memory sampling interval, 0.01 to 60 (default 0.1)\n"
+	    "      --extend SECONDS     give a live sandbox SECONDS more, within the policy\n"
 	    "  -h, --help               print this help\n"
 	    "  -V, --version            print the version\n");
 }
@@ -27,6 +31,7 @@ main(int argc, char *argv[])
 		{ "all", no_argument, NULL, 'a' },
 		{ "once", no_argument, NULL, '1' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "extend", required_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -35,7 +40,8 @@ main(int argc, char *argv[])
 	struct sbx_store store;
 	struct sbx_wd_opts o = { 0 };
 	int c, all = 0;
-	char *end;
+	double extend = 0, until;
+	char *end, when[40];
 
 	while ((c = getopt_long(argc, argv, "a1i:hV", opts, NULL)) != -1) {
 		switch (c) {
@@ -45,6 +51,11 @@ main(int argc, char *argv[])
 			o.poll_s = strtod(optarg, &end);
 			if (*end != '\0' || !(o.poll_s >= 0.01 && o.poll_s <= 60))
 				errx(SBX_EX_USAGE, "--interval: '%s' is not 0.01 to 60 seconds", optarg);
+			break;
+		case 'x':
+			extend = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || !(extend >= 1 && extend <= 31536000))
+				errx(SBX_EX_USAGE, "--extend: '%s' is not 1 to 31536000 seconds", optarg);
 			break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -56,8 +67,19 @@ main(int argc, char *argv[])
 	if (all == (argc == 1) || argc > 1)
 		usage(SBX_EX_USAGE);
 	o.id = all ? NULL : argv[0];
+	if (extend > 0 && (all || o.once || o.poll_s > 0))
+		usage(SBX_EX_USAGE);
 	if (sbx_cmd_store(&store, &e) == -1)
 		sbx_die(&e, "state root");
+	if (extend > 0) {
+		if (sbx_id_check(o.id, &e) == -1)
+			sbx_die(&e, NULL);
+		if (sbx_sandbox_extend(&store, o.id, extend, &until, &e) == -1)
+			sbx_die(&e, o.id);
+		sbx_time_rfc3339_ms(when, sizeof when, until);
+		printf("%s\n", when);
+		return sbx_flush_stdout();
+	}
 	if (sbx_watchdog(&store, &o, &e) == -1)
 		sbx_die(&e, o.id ? o.id : "--all");
 	return 0;

@@ -21,7 +21,7 @@ _sbx_prog() {
 	sbx-inspect) opts="-o --output --usage -h --help -V --version" ;;
 	sbx-ls) opts="-s --snapshots --runs -q --quiet -o --output -f --filter -h --help -V --version" ;;
 	sbx-gc) opts="-n --dry-run --keep-last --max-age --store --grace --verify-audit -c --correlation-id -h --help -V --version" ;;
-	sbx-watchdog) opts="--all --once -i --interval -h --help -V --version" ;;
+	sbx-watchdog) opts="--all --once -i --interval --extend -h --help -V --version" ;;
 	sbx-pause) opts="-r --resume -c --correlation-id -h --help -V --version" ;;
 	sbx-cp) opts="-c --correlation-id -h --help -V --version" ;;
 	sbx-mcp) opts="--manifests --max-sandboxes --max-output --max-file --timeout --max-timeout --any-sandbox -P --policy -c --correlation-id -h --help -V --version" ;;
@@ -43,7 +43,7 @@ _sbx_prog() {
 		COMPREPLY=($(compgen -W "INT TERM HUP" -- "$cur"))
 		return ;;
 	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id | -i | --interval | \
-	    --session | --filter | --id | -n | --count | --keep-last | --max-age | --store | --grace | --max-output | \
+	    --extend | --session | --filter | --id | -n | --count | --keep-last | --max-age | --store | --grace | --max-output | \
 	    --max-sandboxes | --max-file | --max-timeout)
 		return ;;
 	esac

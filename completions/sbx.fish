@@ -65,6 +65,7 @@ complete -c sbx-gc -f -a '(__sbx_ids)'
 
 complete -c sbx-watchdog -l all -d 'every sandbox of the state root'
 complete -c sbx-watchdog -l once -d 'one pass, then exit'
+complete -c sbx-watchdog -l extend -x -d 'more lifetime for a live sandbox'
 complete -c sbx-watchdog -s i -l interval -x -d 'memory sampling interval'
 complete -c sbx-watchdog -f -a '(__sbx_ids)'
 

@@ -164,3 +164,28 @@ while True:
 	run -65 sbx-pause "$ID"
 	run -0 sbx-gc "$ID"
 }
+
+@test "--extend: more lifetime for a live sandbox, within the policy; its init (no watchdog here) learns it, a process inside cannot move it" {
+	printf 'limits: {max_wall_clock_s: 60}\n' | policy
+	run -0 sbx-provision --no-watchdog <<<'resource_allocation: {max_wall_clock_s: 3}'
+	ID=$output
+	old=$(state "$ID" expires_at)
+	# from inside: a deadline of now queued to init is not init's to take (its sender has a PID there)
+	run -0 sbx-run "$ID" -- python3 -c 'import ctypes, time; ctypes.CDLL(None).sigqueue(1, 10, ctypes.c_void_p(int(time.time() * 1000)))'
+	sleep 0.5
+	run -0 sbx-run "$ID" -- true
+	run -0 sbx-watchdog --extend 30 "$ID"
+	[ "$(date -d "$output" +%s)" -eq $(( $(date -d "$old" +%s) + 30 )) ]
+	[ "$(state "$ID" expires_at)" = "$output" ]
+	[ "$(state "$ID" max_wall_clock_s)" = 33 ]
+	run -77 sbx-watchdog --extend 60 "$ID"
+	[[ $output == *"max_wall_clock_s: 93: not allowed by the policy"* ]]
+	grep -q '"event":"extend"' "$SBX_ROOT/audit.log"
+	# past the first deadline, init keeps the sandbox: the only enforcer here
+	sleep 4
+	run -0 sbx-run "$ID" -- echo alive
+	run -66 sbx-watchdog --extend 5 sbx-00000000
+	run -64 sbx-watchdog --extend 0 "$ID"
+	sbx-gc "$ID" >/dev/null
+	run -66 sbx-watchdog --extend 5 "$ID"
+}

@@ -735,8 +735,8 @@ check_security(const struct sbx_policy *p, const struct sbx_store *s,
 	return 0;
 }
 
-static int
-check_limits(const struct sbx_policy *p, const struct sbx_store *s,
+int
+sbx_policy_check_limits(const struct sbx_policy *p, const struct sbx_store *s,
     const struct sbx_manifest *m, struct sbx_err *e)
 {
 	const struct sbx_resources *r = &m->res;
@@ -921,7 +921,7 @@ sbx_policy_check(const struct sbx_policy *p, const struct sbx_store *s,
 			    what, base);
 	}
 	if (check_network(p, s, m, e) == -1 || check_mounts(p, s, m, e) == -1 ||
-	    check_security(p, s, m, e) == -1 || check_limits(p, s, m, e) == -1)
+	    check_security(p, s, m, e) == -1 || sbx_policy_check_limits(p, s, m, e) == -1)
 		return -1;
 	return 0;
 }

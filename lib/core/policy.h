@@ -47,6 +47,10 @@ void sbx_policy_defaults(const struct sbx_policy *p, const struct sbx_store *s,
  */
 int sbx_policy_check(const struct sbx_policy *p, const struct sbx_store *s,
     const struct sbx_manifest *m, const char *base, struct sbx_err *e);
+/* Only m's resource_allocation against the policy's limits (77 as above):
+ * what a live sandbox's new lifetime is held to. */
+int sbx_policy_check_limits(const struct sbx_policy *p, const struct sbx_store *s,
+    const struct sbx_manifest *m, struct sbx_err *e);
 /*
  * Refuse (77) a host path that is never mountable, checked on the opened
  * object fd (O_PATH), so a path swapped after the policy check cannot slip

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "policy.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -594,4 +595,57 @@ sbx_sandbox_usage(const struct sbx_store *s, const char *id, struct sbx_err *e)
 out:
 	sbx_manifest_free(&m);
 	return n;
+}
+
+int
+sbx_sandbox_extend(const struct sbx_store *s, const char *id, double seconds, double *until,
+    struct sbx_err *e)
+{
+	const struct sbx_driver *drv;
+	const struct sbx_policy *pol;
+	struct sbx_manifest m;
+	double old, born;
+	long long total, before;
+	char detail[96];
+	int lock, r = -1;
+
+	if ((lock = lock_and_load(s, id, 1, 0, &m, e)) == -1)
+		return -1;
+	if (m.status != SBX_STATUS_READY && m.status != SBX_STATUS_EXECUTING &&
+	    m.status != SBX_STATUS_PAUSED) {
+		not_ready(&m, e);
+		goto out;
+	}
+	if (m.expires_at == NULL || sbx_time_parse(m.expires_at, &old) == -1 ||
+	    m.created_at == NULL || sbx_time_parse(m.created_at, &born) == -1) {
+		sbx_err_set(e, SBX_EX_DATAERR, "it has no lifetime to extend");
+		goto out;
+	}
+	if (expired(&m)) {
+		sbx_err_set(e, SBX_EX_DATAERR, "it expired at %s: too late to extend", m.expires_at);
+		goto out;
+	}
+	if ((pol = sbx_policy_get(s, e)) == NULL || (drv = sbx_driver_for(&m, e)) == NULL)
+		goto out;
+	/* The whole lifetime, from creation, is what the policy's limit bounds. */
+	before = m.res.max_wall_clock_s;
+	total = (long long)ceil(old + seconds - born);
+	m.res.max_wall_clock_s = total;
+	if (sbx_policy_check_limits(pol, s, &m, e) == -1 || sbx_time_set(&m.expires_at,
+	    old + seconds) == -1)
+		goto out;
+	/* Inside first: should saving fail, the state's earlier end still holds. */
+	if (drv->extend != NULL && drv->extend(&m, e) == -1)
+		goto out;
+	if (sbx_state_save(s, &m, e) == -1)
+		goto out;
+	snprintf(detail, sizeof detail, "+%gs, max_wall_clock_s %lld to %lld", seconds, before,
+	    total);
+	sbx_audit(s, id, "extend", "ok", detail, NULL);
+	*until = old + seconds;
+	r = 0;
+out:
+	sbx_manifest_free(&m);
+	close(lock);
+	return r;
 }

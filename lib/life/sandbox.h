@@ -51,6 +51,14 @@ int sbx_sandbox_users(const struct sbx_store *s, struct sbx_snapshot_users *u, s
 int sbx_sandbox_children(const struct sbx_store *s, const char *id, struct sbx_strv *kids,
     struct sbx_err *e);
 /*
+ * Give live sandbox id seconds more of lifetime: expires_at and
+ * max_wall_clock_s move on, held to the policy's limit on
+ * max_wall_clock_s (77), and what enforces the deadline learns it (its
+ * init; the watchdog rereads the state). *until gets the new expires_at.
+ */
+int sbx_sandbox_extend(const struct sbx_store *s, const char *id, double seconds, double *until,
+    struct sbx_err *e);
+/*
  * What live sandbox id uses now, as sbx-inspect --usage prints it:
  * sandbox_id, status, memory_mb, cpu_seconds, pids, disk_mb (null where the
  * tier cannot tell), each limit beside it, expires_at and seconds_left.

@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <math.h>
 #include <net/if.h>
@@ -224,31 +225,40 @@ deadline_of(const struct sbx_manifest *m)
 /*
  * PID 1 of the sandbox: reap whatever is orphaned to us until the sandbox's
  * lifetime ends, then leave, which ends every process of the PID namespace:
- * the deadline holds even with no watchdog (a second line behind it).
+ * the deadline holds even with no watchdog (a second line behind it). A new
+ * deadline (sbx-watchdog --extend) comes as SIGUSR1 queued with it, in ms
+ * since the epoch, and only from outside: a sender in the sandbox's own PID
+ * namespace has a PID here, one outside has 0.
  */
 static void __attribute__((noreturn))
 init_loop(double deadline)
 {
 	struct timespec ts, now;
-	sigset_t chld;
+	siginfo_t si;
+	sigset_t set;
 	double left;
 
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGUSR1);
 	for (;;) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
+		memset(&si, 0, sizeof si);
 		if (deadline <= 0) {
-			sigtimedwait(&chld, NULL, NULL);
-			continue;
+			sigwaitinfo(&set, &si);
+		} else {
+			clock_gettime(CLOCK_REALTIME, &now);
+			left = deadline - ((double)now.tv_sec + now.tv_nsec / 1e9);
+			if (left <= 0)
+				_exit(0);
+			ts.tv_sec = (time_t)left;
+			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+			sigtimedwait(&set, &si, &ts);
 		}
-		clock_gettime(CLOCK_REALTIME, &now);
-		left = deadline - ((double)now.tv_sec + now.tv_nsec / 1e9);
-		if (left <= 0)
-			_exit(0);
-		ts.tv_sec = (time_t)left;
-		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-		sigtimedwait(&chld, NULL, &ts);
+		if (si.si_signo == SIGUSR1 && si.si_code == SI_QUEUE && si.si_pid == 0 &&
+		    (intptr_t)si.si_value.sival_ptr > 0)
+			deadline = (double)(intptr_t)si.si_value.sival_ptr / 1000;
 	}
 }
 
@@ -743,6 +753,21 @@ ns_alive(const struct sbx_manifest *m)
 {
 	return sbx_rt_int(m, "pid") > 0 && sbx_proc_alive((pid_t)sbx_rt_int(m, "pid"),
 	    (unsigned long long)sbx_rt_int(m, "start_ticks"));
+}
+
+/* Init's own deadline moved to m's expires_at (init_loop). */
+static int
+ns_extend(const struct sbx_manifest *m, struct sbx_err *e)
+{
+	union sigval v;
+	double t = deadline_of(m);
+
+	if (!ns_alive(m))
+		return sbx_err_set(e, SBX_EX_DATAERR, "its init is gone");
+	v.sival_ptr = (void *)(intptr_t)llround(t * 1000);
+	if (t <= 0 || sigqueue((pid_t)sbx_rt_int(m, "pid"), SIGUSR1, v) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "tell init its new deadline");
+	return 0;
 }
 
 static int
@@ -1509,6 +1534,7 @@ const struct sbx_driver sbx_driver_namespace = {
 	.memory_open = sbx_ns_memory_open,
 	.memory_used = sbx_ns_memory_used,
 	.usage = sbx_ns_usage,
+	.extend = ns_extend,
 	.repin = sbx_ns_repin,
 	.repinned = sbx_ns_repinned,
 	.sweep = sbx_ns_sweep,
