@@ -72,6 +72,14 @@ r = await call("list", {});
 assert.deepEqual(r.sandboxes.map((s) => s.sandbox_id).sort(), [id, ...kids].sort());
 step(`snapshot ${snap}, fork 2: ${kids.join(" ")}`);
 
+// Keep the first branch: its sibling goes, its snapshot heads the lineage.
+await call("run", { sandbox_id: kids[0], command: "echo won > /home/sandbox/work/branch" });
+const { snapshot_id: head } = await call("select", { winner: kids[0] });
+assert.match(head, /^snap-/);
+r = await call("list", {});
+assert.deepEqual(r.sandboxes.map((s) => s.sandbox_id).sort(), [id, kids[0]].sort());
+step(`select ${kids[0]}: snapshot ${head}`);
+
 // Errors: each an error, and the server serves on.
 await assert.rejects(client.callTool({ name: "no-such-tool", arguments: {} }),
   (err) => err.code === -32602 && /unknown tool/.test(err.message));
@@ -87,7 +95,7 @@ assert.equal(r.isError, true);
 await client.ping();
 step("unknown tool, a manifest beyond the policy, a stranger's ID, bad arguments: errors; ping");
 
-for (const k of [id, ...kids]) await call("destroy", { sandbox_id: k });
+for (const k of [id, kids[0]]) await call("destroy", { sandbox_id: k });
 assert.deepEqual((await call("list", {})).sandboxes, []);
 step("destroy");
 await client.close();
