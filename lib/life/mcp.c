@@ -15,6 +15,7 @@
 #include "mcp.h"
 #include "provision.h"
 #include "sandbox.h"
+#include "session.h"
 #include "snap.h"
 #include "util.h"
 
@@ -398,11 +399,45 @@ run_env(const struct sbx_node *args, struct sbx_strv *env, struct sbx_err *e)
 	return 0;
 }
 
+/* run with a session: the line in that persistent shell (session.h). */
+static int
+run_in_session(struct session *ss, const char *id, const char *name,
+    const struct sbx_node *args, double timeout, struct sbx_node *out, struct sbx_err *e)
+{
+	const char *line = arg_str(args, "command", 1, e);
+	struct sbx_session_result r;
+	char *o = NULL, *er = NULL;
+	int rc = -1;
+
+	if (line == NULL)
+		return -1;
+	if (arg(args, "argv") || arg(args, "stdin") || arg(args, "env") || arg(args, "workdir"))
+		return sbx_err_set(e, SBX_EX_USAGE, "with session: command and timeout_s only");
+	if (sbx_session_call(ss->s, id, name, line, ss->o->max_output, timeout, &r, e) == -1)
+		return -1;
+	if ((o = sbx_utf8_text(r.out ? r.out : "", r.out_len)) == NULL ||
+	    (er = sbx_utf8_text(r.err ? r.err : "", r.err_len)) == NULL ||
+	    sbx_node_add(out, "exit_code", sbx_node_int(r.status)) == -1 ||
+	    add_str(out, "stdout", o) == -1 || add_str(out, "stderr", er) == -1 ||
+	    sbx_node_add(out, "stdout_bytes", sbx_node_int((long long)r.out_total)) == -1 ||
+	    sbx_node_add(out, "stderr_bytes", sbx_node_int((long long)r.err_total)) == -1 ||
+	    sbx_node_add(out, "truncated", sbx_node_bool(r.out_total > r.out_len ||
+	    r.err_total > r.err_len)) == -1 || add_str(out, "session", name) == -1 ||
+	    sbx_node_add(out, "ended", sbx_node_bool(r.ended)) == -1)
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	else
+		rc = 0;
+	free(o);
+	free(er);
+	sbx_session_result_free(&r);
+	return rc;
+}
+
 static int
 tool_run(struct session *ss, const struct sbx_node *args, struct sbx_node *out,
     struct sbx_err *e)
 {
-	const char *id, *in, *wd;
+	const char *id, *in, *wd, *sname;
 	struct sbx_strv env = { NULL, 0 };
 	struct sbx_exec_result res;
 	struct sbx_capture c;
@@ -420,6 +455,10 @@ tool_run(struct session *ss, const struct sbx_node *args, struct sbx_node *out,
 		return -1;
 	if (wd != NULL && wd[0] != '/')
 		return sbx_err_set(e, SBX_EX_USAGE, "workdir: '%s' is not an absolute path", wd);
+	if ((sname = arg_str(args, "session", 0, e)) != NULL)
+		return run_in_session(ss, id, sname, args, timeout, out, e);
+	if (e->msg[0])
+		return -1;
 	if ((argv = run_argv(args, e)) == NULL)
 		return -1;
 	if (run_env(args, &env, e) == -1)
@@ -750,13 +789,16 @@ static const struct tool {
 	  tool_create },
 	{ "run", "Run a command in a sandbox: a shell line (command) or an argv; optional stdin, "
 	  "env, workdir, timeout_s. Returns exit_code, signal, stdout, stderr (bounded), "
-	  "truncated and the run's trace.",
+	  "truncated and the run's trace. With session (a name), the command runs in that "
+	  "persistent shell of the sandbox instead: cd, exported variables and functions "
+	  "carry over between calls (no argv, stdin, env, workdir; a timeout ends the session).",
 	  "{\"type\":\"object\",\"properties\":{" ID_PROP("sandbox_id", "the sandbox") ","
 	  "\"command\":{\"type\":\"string\",\"description\":\"a shell line, run by sh -c\"},"
 	  "\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
 	  "\"stdin\":{\"type\":\"string\"},\"workdir\":{\"type\":\"string\"},"
 	  "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
-	  "\"timeout_s\":{\"type\":\"number\"}},\"required\":[\"sandbox_id\"]}",
+	  "\"timeout_s\":{\"type\":\"number\"},\"session\":{\"type\":\"string\","
+	  "\"description\":\"a persistent shell's name\"}},\"required\":[\"sandbox_id\"]}",
 	  tool_run },
 	{ "read_file", "Read a file of a sandbox (bounded); encoding utf-8 (default) or base64.",
 	  "{\"type\":\"object\",\"properties\":{" ID_PROP("sandbox_id", "the sandbox") ","

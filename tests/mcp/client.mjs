@@ -49,6 +49,12 @@ r = await call("run", { sandbox_id: id, command: "cat; echo oops >&2; exit 3", s
 assert.deepEqual([r.exit_code, r.stdout, r.stderr], [3, "in\n", "oops\n"]);
 step("run: python3, a shell line with stdin, its status and streams");
 
+// A persistent shell, as a bash tool keeps one: cd and export carry over.
+await call("run", { sandbox_id: id, session: "main", command: "cd /tmp && export A=1" });
+r = await call("run", { sandbox_id: id, session: "main", command: "echo $A $(pwd); false" });
+assert.deepEqual([r.exit_code, r.stdout, r.session, r.ended], [1, "1 /tmp\n", "main", false]);
+step("run in a session: cd and export carry over, each call's own status");
+
 await call("write_file", { sandbox_id: id, path: "/home/sandbox/work/notes.txt", content: "héllo\n" });
 r = await call("read_file", { sandbox_id: id, path: "/home/sandbox/work/notes.txt" });
 assert.equal(r.content, "héllo\n");
