@@ -24,6 +24,10 @@ vg() {
 	run -0 vg sbx-ls -o yaml
 	run -0 vg sbx-pause "$ID"
 	run -0 vg sbx-pause --resume "$ID"
+	run -0 vg sbx-inspect --usage -o json "$ID"
+	run -0 vg sbx-ls -q -f status=ready -f label:x
+	run -0 vg sbx-ls --runs "$ID"
+	run -0 vg sbx-watchdog --extend 5 "$ID"
 	run -0 vg sbx-watchdog --once --all
 	run -0 vg sbx-provision -n -o json "$MANIFESTS/spec-example.yaml"
 	run -0 vg sbx-provision -n -o yaml "$MANIFESTS/seed-example.json"
