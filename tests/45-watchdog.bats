@@ -165,15 +165,29 @@ while True:
 	run -0 sbx-gc "$ID"
 }
 
-@test "--extend: more lifetime for a live sandbox, within the policy; its init (no watchdog here) learns it, a process inside cannot move it" {
+@test "--extend: more lifetime for a live sandbox, within the policy; its init (no watchdog here) learns it, nothing inside can move it" {
 	printf 'limits: {max_wall_clock_s: 60}\n' | policy
+	# A sandbox whose processes try every way to extend init's deadline
+	# themselves: kill(2) (their PID shows), a queued signal claiming to come
+	# from outside (SI_QUEUE, PID 0: not SI_USER) and one claiming SI_USER
+	# (the kernel refuses it). Past its 3 s it must be gone all the same.
+	run -0 sbx-provision --no-watchdog <<<'resource_allocation: {max_wall_clock_s: 3}'
+	forger=$output
+	kill -0 "$(state "$forger" pid)"
+	run -0 sbx-run "$forger" -- python3 -c '
+import ctypes, os, signal, struct
+libc = ctypes.CDLL(None, use_errno=True)
+for k in range(25):
+    os.kill(1, signal.SIGRTMIN + k)
+    for code in (-1, 0):          # SI_QUEUE, SI_USER
+        info = struct.pack("iii4xii", signal.SIGRTMIN + k, 0, code, 0, 0).ljust(128, b"\0")
+        r = libc.syscall(129, 1, signal.SIGRTMIN + k, info)   # rt_sigqueueinfo
+        assert code == -1 or r == -1, "SI_USER was let through"
+print("sent")'
+	[ "$output" = sent ]
 	run -0 sbx-provision --no-watchdog <<<'resource_allocation: {max_wall_clock_s: 3}'
 	ID=$output
 	old=$(state "$ID" expires_at)
-	# from inside: a deadline of now queued to init is not init's to take (its sender has a PID there)
-	run -0 sbx-run "$ID" -- python3 -c 'import ctypes, time; ctypes.CDLL(None).sigqueue(1, 10, ctypes.c_void_p(int(time.time() * 1000)))'
-	sleep 0.5
-	run -0 sbx-run "$ID" -- true
 	run -0 sbx-watchdog --extend 30 "$ID"
 	[ "$(date -d "$output" +%s)" -eq $(( $(date -d "$old" +%s) + 30 )) ]
 	[ "$(state "$ID" expires_at)" = "$output" ]
@@ -181,9 +195,13 @@ while True:
 	run -77 sbx-watchdog --extend 60 "$ID"
 	[[ $output == *"max_wall_clock_s: 93: not allowed by the policy"* ]]
 	grep -q '"event":"extend"' "$SBX_ROOT/audit.log"
-	# past the first deadline, init keeps the sandbox: the only enforcer here
-	sleep 4
+	# past the first deadline: the forger's init has left (nothing inside
+	# moved it), the extended one's keeps its sandbox (the only enforcer here)
+	now=$(date +%s)
+	sleep $(( $(date -d "$old" +%s) + 2 - now > 0 ? $(date -d "$old" +%s) + 2 - now : 0 ))
 	run -0 sbx-run "$ID" -- echo alive
+	kill -0 "$(state "$ID" pid)"
+	run -1 kill -0 "$(state "$forger" pid)"
 	run -66 sbx-watchdog --extend 5 sbx-00000000
 	run -64 sbx-watchdog --extend 0 "$ID"
 	sbx-gc "$ID" >/dev/null

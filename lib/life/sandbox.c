@@ -635,7 +635,7 @@ sbx_sandbox_extend(const struct sbx_store *s, const char *id, double seconds, do
 	    old + seconds) == -1)
 		goto out;
 	/* Inside first: should saving fail, the state's earlier end still holds. */
-	if (drv->extend != NULL && drv->extend(&m, e) == -1)
+	if (drv->extend != NULL && drv->extend(&m, seconds, e) == -1)
 		goto out;
 	if (sbx_state_save(s, &m, e) == -1)
 		goto out;

@@ -93,10 +93,10 @@ struct sbx_driver {
 	 * the caller closes it), and the bytes in use read through it (-1: unknown). */
 	int (*memory_open)(const struct sbx_store *s, const struct sbx_manifest *m);
 	long long (*memory_used)(int handle);
-	/* The sandbox's lifetime now ends at m->expires_at (later than it did):
-	 * tell what enforces it inside (NULL: nothing there does; the watchdog
-	 * rereads the state). */
-	int (*extend)(const struct sbx_manifest *m, struct sbx_err *e);
+	/* The sandbox's lifetime ends seconds later than it did: tell what
+	 * enforces it inside (NULL: nothing there does; the watchdog rereads the
+	 * state). */
+	int (*extend)(const struct sbx_manifest *m, double seconds, struct sbx_err *e);
 	/* What the sandbox uses now. */
 	int (*usage)(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_usage *u,
 	    struct sbx_err *e);

@@ -222,13 +222,19 @@ deadline_of(const struct sbx_manifest *m)
 	return m->expires_at && sbx_time_parse(m->expires_at, &t) == 0 ? t : 0;
 }
 
+/* A longer lifetime reaches init as signals SIGRTMIN+k, each adding 2^k
+ * seconds, k below EXTEND_BITS (ns_extend). */
+#define EXTEND_BITS 25
+
 /*
  * PID 1 of the sandbox: reap whatever is orphaned to us until the sandbox's
  * lifetime ends, then leave, which ends every process of the PID namespace:
- * the deadline holds even with no watchdog (a second line behind it). A new
- * deadline (sbx-watchdog --extend) comes as SIGUSR1 queued with it, in ms
- * since the epoch, and only from outside: a sender in the sandbox's own PID
- * namespace has a PID here, one outside has 0.
+ * the deadline holds even with no watchdog (a second line behind it). A
+ * longer lifetime (sbx-watchdog --extend) comes as SIGRTMIN+k, adding 2^k
+ * seconds each, in any order, and only from outside: kill(2) from the host
+ * says SI_USER with no PID here; from inside, kill(2) gives the sender's PID
+ * and a queued signal cannot claim SI_USER (the kernel refuses a code of 0
+ * or above from another process), so nothing inside can move the deadline.
  */
 static void __attribute__((noreturn))
 init_loop(double deadline)
@@ -237,10 +243,12 @@ init_loop(double deadline)
 	siginfo_t si;
 	sigset_t set;
 	double left;
+	int k;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGUSR1);
+	for (k = 0; k < EXTEND_BITS; k++)
+		sigaddset(&set, SIGRTMIN + k);
 	for (;;) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
@@ -256,9 +264,10 @@ init_loop(double deadline)
 			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
 			sigtimedwait(&set, &si, &ts);
 		}
-		if (si.si_signo == SIGUSR1 && si.si_code == SI_QUEUE && si.si_pid == 0 &&
-		    (intptr_t)si.si_value.sival_ptr > 0)
-			deadline = (double)(intptr_t)si.si_value.sival_ptr / 1000;
+		k = si.si_signo - SIGRTMIN;
+		if (deadline > 0 && k >= 0 && k < EXTEND_BITS && si.si_code == SI_USER &&
+		    si.si_pid == 0)
+			deadline += (double)(1L << k);
 	}
 }
 
@@ -755,18 +764,22 @@ ns_alive(const struct sbx_manifest *m)
 	    (unsigned long long)sbx_rt_int(m, "start_ticks"));
 }
 
-/* Init's own deadline moved to m's expires_at (init_loop). */
+/* Init's own deadline seconds later (init_loop): 2^k for each bit k of them. */
 static int
-ns_extend(const struct sbx_manifest *m, struct sbx_err *e)
+ns_extend(const struct sbx_manifest *m, double seconds, struct sbx_err *e)
 {
-	union sigval v;
-	double t = deadline_of(m);
+	long s = (long)ceil(seconds);
+	pid_t pid = (pid_t)sbx_rt_int(m, "pid");
+	int k;
 
 	if (!ns_alive(m))
 		return sbx_err_set(e, SBX_EX_DATAERR, "its init is gone");
-	v.sival_ptr = (void *)(intptr_t)llround(t * 1000);
-	if (t <= 0 || sigqueue((pid_t)sbx_rt_int(m, "pid"), SIGUSR1, v) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "tell init its new deadline");
+	if (s <= 0 || s >= 1L << EXTEND_BITS)
+		return sbx_err_set(e, SBX_EX_USAGE, "%g s: 1 to %ld", seconds,
+		    (1L << EXTEND_BITS) - 1);
+	for (k = 0; k < EXTEND_BITS; k++)
+		if ((s & (1L << k)) && kill(pid, SIGRTMIN + k) == -1)
+			return sbx_err_sys(e, SBX_EX_OSERR, "tell init its new deadline");
 	return 0;
 }
 
