@@ -65,6 +65,11 @@ EOF
 	run -0 bash -c "echo '$req' | sbx-mcp"
 	[[ $output == *'"isError":true'* ]]
 	[[ $output == *"$ID: no such sandbox or snapshot of this session (exit 66)"* ]]
+	# nor can it stand a sandbox on a snapshot not of its session
+	run -0 sbx-snap "$ID"
+	snap=$output
+	run -0 bash -c "echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"create\",\"arguments\":{\"manifest\":{\"rootfs\":\"$snap\"}}}}' | sbx-mcp"
+	[[ $output == *"rootfs $snap: no such snapshot of this session (exit 66)"* ]]
 	# the operator may hand a server the whole state root
 	run -0 bash -c "echo '$req' | sbx-mcp --any-sandbox"
 	[[ $output == *'"isError":false'* ]] && [[ $output == *'"exit_code":0'* ]]
@@ -75,7 +80,7 @@ EOF
 	run -0 bash -c "printf '%s\n' '${create/NAME/small}' '${create/NAME/..\/small}' | sbx-mcp --manifests '$WORK/named'"
 	[ "$(grep -c '"isError":false' <<<"$output")" = 1 ]
 	[[ ${lines[1]} == *"manifest_name '../small': letters, digits"* ]]
-	[ "$(sbx-ls -q | wc -l)" = 2 ]
+	[ "$(sbx-ls -q | wc -l)" = 2 ]  # the first sandbox and the named one
 	# --max-sandboxes: the session's live sandboxes, counted
 	run -0 bash -c "printf '%s\n' '${create/NAME/small}' '${create/NAME/small}' | sbx-mcp --manifests '$WORK/named' --max-sandboxes 1"
 	[[ ${lines[1]} == *"this session has 1 live sandboxes, its most"* ]]

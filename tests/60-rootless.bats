@@ -136,3 +136,15 @@ teardown() {
 	run -0 as_user sbx-run -u 0:0 "$id" -- id -u
 	[ "$output" = 0 ]
 }
+
+@test "rootless: a captured run's stdin ends (no pipe end held by the relay), sbx-cp copies in and out" {
+	run -0 as_user sbx-provision "$RL/nolimits.yaml"
+	id=$output
+	run -0 as_user timeout 60 sh -c "echo piped | sbx-run -o json $id -- cat"
+	[[ $output == *'"stdout":"piped\n"'* ]]
+	printf 'data\n' > "$RL/in.txt"
+	chown "$RL_UID:$RL_UID" "$RL/in.txt"
+	run -0 as_user timeout 60 sbx-cp "$RL/in.txt" "$id:/tmp"
+	run -0 as_user timeout 60 sbx-cp "$id:/tmp/in.txt" "$RL/out.txt"
+	[ "$(cat "$RL/out.txt")" = data ]
+}

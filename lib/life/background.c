@@ -329,8 +329,9 @@ sbx_run_list(const struct sbx_store *s, const char *id, struct sbx_node **list,
 
 	if (!sbx_store_exists(s, id))
 		return sbx_err_set(e, SBX_EX_NOINPUT, "%s: no such sandbox", id);
-	if ((*list = sbx_node_new(SBX_SEQ)) == NULL ||
-	    sbx_store_path(s, id, "runs", runs, sizeof runs, e) == -1)
+	if (sbx_store_path(s, id, "runs", runs, sizeof runs, e) == -1)
+		return -1;
+	if ((*list = sbx_node_new(SBX_SEQ)) == NULL)
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	if ((dp = opendir(runs)) == NULL)
 		return 0;  /* no run yet */

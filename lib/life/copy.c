@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive_dl.h"
 #include "capture.h"
 #include "copy.h"
 #include "layer.h"
@@ -77,9 +78,11 @@ inside(const struct sbx_store *s, const char *id, char *const *argv, int in, int
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "the sandbox has no %s to copy with "
 		    "(sbx-cp(1))", argv[0]);
 	/* sbx-run's 125 is its own: here, a sandbox that cannot run one now
-	 * (paused, terminated, expired) is the sandbox's state, as sbx-pause's 65. */
+	 * (paused, terminated, expired) is the sandbox's state, as sbx-pause's 65;
+	 * any other failure of the run, sbx's own (71). */
 	if (r == -1 && e->code == SBX_EX_RUNFAIL)
-		e->code = SBX_EX_DATAERR;
+		e->code = strstr(e->msg, "sandbox is ") != NULL ||
+		    strstr(e->msg, "expired") != NULL ? SBX_EX_DATAERR : SBX_EX_OSERR;
 	return r;
 }
 
@@ -185,6 +188,9 @@ sbx_copy_in(const struct sbx_store *s, const char *id, const char *host, int fd,
 	if (host == NULL)
 		return inside(s, id, argv, fd, 0, &status, why, sizeof why, e) == -1 ? -1 :
 		    status != 0 ? tar_failed(dst, status, why, e) : 0;
+	/* libarchive is loaded here, not in the thread, while nothing forks. */
+	if (sbx_archive_load(e) == -1)
+		return -1;
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
 	f.path = host;
@@ -261,6 +267,8 @@ sbx_copy_out(const struct sbx_store *s, const char *id, const char *src, const c
 	if (!into && (hslash || stat(hdir, &st) == -1 || !S_ISDIR(st.st_mode)))
 		return sbx_err_set(e, SBX_EX_CANTCREAT, "%s: no such directory",
 		    hslash ? host : hdir);
+	if (sbx_archive_load(e) == -1)
+		return -1;
 	snprintf(tmp, sizeof tmp, "%s/.sbx-cp.XXXXXX", into ? host : hdir);
 	if (mkdtemp(tmp) == NULL)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);

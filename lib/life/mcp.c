@@ -314,9 +314,17 @@ tool_create(struct session *ss, const struct sbx_node *args, struct sbx_node *ou
 	r = man ? sbx_manifest_from_node("manifest", man, &m, e) : named_manifest(ss, name, &m, e);
 	if (r == -1)
 		return -1;
-	/* The client names no sandbox: a known ID would hand it someone else's. */
+	/* The client names no sandbox: a known ID would hand it someone else's;
+	 * nor a snapshot not of this session's to stand on. */
 	free(m.sandbox_id);
 	m.sandbox_id = NULL;
+	if (m.rootfs != NULL && sbx_manifest_rootfs_is_snapshot(m.rootfs) &&
+	    !is_own(ss, m.rootfs)) {
+		sbx_err_set(e, SBX_EX_NOINPUT, "rootfs %s: no such snapshot of this session",
+		    m.rootfs);
+		sbx_manifest_free(&m);
+		return -1;
+	}
 	if (sbx_provision(ss->s, &m, 0, &existed, e) == -1) {
 		sbx_manifest_free(&m);
 		return -1;
@@ -617,7 +625,7 @@ tool_list_files(struct session *ss, const struct sbx_node *args, struct sbx_node
 	struct sbx_exec_result res;
 	struct sbx_capture c;
 	struct sbx_node *list = NULL, *ent;
-	size_t i;
+	size_t i, rl;
 	int r;
 
 	if (id == NULL || (path = arg_str(args, "path", 1, e)) == NULL)
@@ -632,8 +640,8 @@ tool_list_files(struct session *ss, const struct sbx_node *args, struct sbx_node
 	if (r == 0 && (list = sbx_node_new(SBX_SEQ)) == NULL)
 		r = sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	/* Whole records only: one cut at the bound is dropped (truncated says so). */
-	for (i = 0; r == 0 && i < c.out.len; i += strlen(c.out.buf + i) + 1) {
-		if (memchr(c.out.buf + i, '\0', c.out.len - i) == c.out.buf + c.out.len)
+	for (i = 0; r == 0 && i < c.out.len; i += rl + 1) {
+		if ((rl = strnlen(c.out.buf + i, c.out.len - i)) == c.out.len - i)
 			break;
 		if ((ent = list_entry(c.out.buf + i)) != NULL && sbx_node_add(list, NULL, ent) == -1)
 			r = sbx_err_set(e, SBX_EX_OSERR, "out of memory");

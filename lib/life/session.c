@@ -264,6 +264,8 @@ serve(const struct sbx_store *s, const char *id, const struct sockaddr_un *a)
 	char pidfile[sizeof a->sun_path + 8], buf[64];
 	pthread_t t;
 
+	/* Made 0600, never wider even for an instant. */
+	umask(077);
 	if ((sv.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
 	    (unlink(a->sun_path) == -1 && errno != ENOENT) ||
 	    bind(sv.lfd, (const struct sockaddr *)a, sizeof *a) == -1 ||
@@ -286,7 +288,9 @@ serve(const struct sbx_store *s, const char *id, const struct sockaddr_un *a)
 	stdio[2] = err[1];
 	x.stdio = stdio;
 	r = sbx_sandbox_run(s, id, &x, &res, &e);
-	/* No new call from here; the one being served gets the shell's end. */
+	/* No new call from here; the one being served gets the shell's end (and
+	 * a write to the shell's stdin fails, EPIPE, rather than blocks). */
+	close(in[0]);
 	unlink(a->sun_path);
 	pthread_mutex_lock(&sv.mu);
 	sv.run_done = 1;
