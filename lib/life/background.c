@@ -69,6 +69,28 @@ doc_str(const struct sbx_node *n, const char *key)
 	return v && v->type == SBX_SCALAR ? v->str : NULL;
 }
 
+/* A SIGKILL with no reason of the run's own: the sandbox's end, when it
+ * ended under the run (its watchdog first at the deadline), as sbx-run says. */
+static void
+why_killed(const struct sbx_store *s, const char *id, struct sbx_exec_result *res)
+{
+	struct sbx_manifest m;
+	struct sbx_err ignored;
+	double until;
+	const char *why = NULL;
+
+	if (res->status != 128 + SIGKILL || res->trace.kill_reason != NULL ||
+	    sbx_sandbox_view(s, id, &m, &ignored) == -1)
+		return;
+	if (m.status == SBX_STATUS_TERMINATED || m.status == SBX_STATUS_CLEANUP)
+		why = m.kill_reason ? m.kill_reason : m.expires_at &&
+		    sbx_time_parse(m.expires_at, &until) == 0 && until <= sbx_realtime() ?
+		    "wall-clock" : NULL;
+	if (why != NULL)
+		res->trace.kill_reason = strdup(why);
+	sbx_manifest_free(&m);
+}
+
 /* The detached process: the run, then what it wrote and its result. */
 static void __attribute__((noreturn))
 supervise_run(const struct sbx_store *s, const char *id, const char *run, const char *dir,
@@ -84,6 +106,7 @@ supervise_run(const struct sbx_store *s, const char *id, const char *run, const 
 	/* No process title of its own: that would overwrite the program's
 	 * arguments, where x's strings are. ps shows it as the sbx-run -d it was. */
 	r = sbx_sandbox_run_capture(s, id, x, &c, &res, &e);
+	why_killed(s, id, &res);
 	snprintf(path, sizeof path, "%s/stdout", dir);
 	sbx_write_atomic(path, c.out.buf ? c.out.buf : "", c.out.len, 0600, &ignored);
 	snprintf(path, sizeof path, "%s/stderr", dir);
