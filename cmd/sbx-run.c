@@ -186,6 +186,18 @@ print_result(const struct sbx_run_result *rr, enum sbx_format fmt)
 	return sbx_doc_emit_tree(stdout, n, fmt);
 }
 
+/* Past the ID operand and the "--" after it, if any. */
+static void
+skip_id(int *argc, char ***argv)
+{
+	(*argc)--;
+	(*argv)++;
+	if (*argc > 0 && strcmp((*argv)[0], "--") == 0) {
+		(*argc)--;
+		(*argv)++;
+	}
+}
+
 /* A line's result in session name: the streams, or -o's object. */
 static int
 print_session(const char *name, const struct sbx_session_result *sr, enum sbx_format fmt)
@@ -238,12 +250,7 @@ session_verb(const char *name, int restart, int argc, char **argv, enum sbx_form
 		usage(RUN_USAGE);
 	if (sbx_id_from_arg_or_stdin(argv[0], NULL, id, sizeof id, &e) == -1)
 		errx(SBX_EX_RUNFAIL, "%s", e.msg);
-	argc--;
-	argv++;
-	if (argc > 0 && strcmp(argv[0], "--") == 0) {
-		argc--;
-		argv++;
-	}
+	skip_id(&argc, &argv);
 	if (sbx_cmd_store(&store, &e) == -1)
 		errx(SBX_EX_RUNFAIL, "state root: %s", e.msg);
 	if (restart && sbx_session_end(&store, id, name, &e) == -1)
@@ -439,10 +446,8 @@ main(int argc, char *argv[])
 				usage(RUN_USAGE);
 			errx(SBX_EX_RUNFAIL, "%s", e.msg);
 		}
-		argc--;
-		argv++;
-	}
-	if (argc > 0 && strcmp(argv[0], "--") == 0) {
+		skip_id(&argc, &argv);
+	} else if (argc > 0 && strcmp(argv[0], "--") == 0) {
 		argc--;
 		argv++;
 	}

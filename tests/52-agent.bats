@@ -155,7 +155,7 @@ PY
 }
 
 @test "agent: a background run outlives its caller, is waited for with its status and output, takes signals, ends at the deadline" {
-	tier_provision <<<'resource_allocation: {max_wall_clock_s: 20}'
+	tier_provision <<<'resource_allocation: {max_wall_clock_s: 600}'
 	# the caller is gone (sbx-run -d returned) while the command runs on
 	run -0 sbx-run -d "$ID" -- sh -c 'sleep 1; echo out; echo err >&2; exit 4'
 	r=$output
@@ -178,7 +178,10 @@ PY
 	run -125 sbx-run --signal TERM "$s"
 	[[ $output == *"has ended"* ]]
 	run -125 sbx-run --signal KILL "$r"
-	# --wait's own timeout (125, sbx-run's: the run goes on); the sandbox's deadline ends it (137, wall-clock)
+	# --wait's own timeout (125, sbx-run's: the run goes on); the sandbox's
+	# deadline ends it (137, wall-clock): a sandbox of its own, whose 10 s
+	# start now, whatever the steps above took on a loaded machine
+	tier_provision <<<'resource_allocation: {max_wall_clock_s: 10}'
 	run -0 sbx-run -d "$ID" -- sleep 100
 	w=$output
 	run -125 sbx-run --wait "$w" -T 0.5
@@ -226,10 +229,10 @@ PY
 @test "agent: sbx-inspect --usage reports what a live sandbox uses now: memory, CPU, pids, disk, the time left" {
 	tier_provision <<<$'read_only_root: false\nuser: "1000:1000"\nresource_allocation: {memory_mb: 512, pids: 64, max_wall_clock_s: 600}'
 	run -0 sbx-run "$ID" -- sh -c 'head -c 20000000 /dev/urandom > /home/sandbox/f'
-	run -0 sbx-run -d "$ID" -- python3 -c 'import time; b = bytes(range(256)) * (256 << 10); print("held", flush=True); time.sleep(60)'
+	run -0 sbx-run -d "$ID" -- python3 -c 'import time; b = bytes(range(256)) * (256 << 10); open("/home/sandbox/held", "w").close(); time.sleep(60)'
 	r=$output
-	until [ "$(sbx-run "$ID" -- pgrep -c python3)" -ge 1 ] 2>/dev/null; do sleep 0.1; done
-	sleep 1
+	# measured once the 64 MiB are written (the process says so), however long that took
+	until sbx-run "$ID" -- test -e /home/sandbox/held; do sleep 0.1; done
 	run -0 sbx-inspect --usage -o json "$ID"
 	echo "$output"
 	# (gVisor's own threads count among the pids: sbx-manifest(5))

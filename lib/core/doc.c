@@ -606,3 +606,24 @@ sbx_doc_emit_tree(FILE *f, struct sbx_node *root, enum sbx_format fmt)
 	sbx_node_free(root);
 	return r;
 }
+
+int
+sbx_doc_render(const struct sbx_node *root, enum sbx_format fmt, char **buf, size_t *len)
+{
+	FILE *f;
+	int r;
+
+	*buf = NULL;
+	*len = 0;
+	if ((f = open_memstream(buf, len)) == NULL)
+		return -1;
+	r = sbx_doc_emit(f, root, fmt);
+	if (fclose(f) == EOF || r == -1) {
+		free(*buf);
+		*buf = NULL;
+		return -1;
+	}
+	if (fmt == SBX_FMT_JSON && *len > 0 && (*buf)[*len - 1] == '\n')
+		(*buf)[--*len] = '\0';
+	return 0;
+}

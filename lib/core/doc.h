@@ -63,6 +63,9 @@ int sbx_node_err(struct sbx_err *e, const char *name, const struct sbx_node *n,
 int sbx_doc_emit(FILE *f, const struct sbx_node *root, enum sbx_format fmt);
 /* The same for a tree just built, which it frees (NULL, a failed build: -1). */
 int sbx_doc_emit_tree(FILE *f, struct sbx_node *root, enum sbx_format fmt);
+/* The tree as text in *buf (malloc'd, *len bytes, NUL-terminated; JSON's
+ * one line without its newline); -1 when out of memory. */
+int sbx_doc_render(const struct sbx_node *root, enum sbx_format fmt, char **buf, size_t *len);
 /* Parse "yaml" / "json" (the -o option). */
 int sbx_format_parse(const char *s, enum sbx_format *fmt);
 

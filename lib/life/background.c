@@ -26,20 +26,14 @@
 static int
 write_doc(const char *dir, const char *name, const struct sbx_node *n, struct sbx_err *e)
 {
-	char path[PATH_MAX], *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	char path[PATH_MAX], *buf;
+	size_t len;
 	int r;
 
 	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
 		return sbx_err_set(e, SBX_EX_SOFTWARE, "%s: path too long", dir);
-	if ((f = open_memstream(&buf, &len)) == NULL)
-		return sbx_err_sys(e, SBX_EX_OSERR, "open_memstream");
-	r = sbx_doc_emit(f, n, SBX_FMT_JSON);
-	if (fclose(f) == EOF || r == -1) {
-		free(buf);
+	if (sbx_doc_render(n, SBX_FMT_JSON, &buf, &len) == -1)
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-	}
 	r = sbx_write_atomic(path, buf, len, 0600, e);
 	free(buf);
 	return r;

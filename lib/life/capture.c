@@ -197,14 +197,13 @@ add_text(struct sbx_node *map, const char *key, const struct sbx_stream *st)
 	return r;
 }
 
-struct sbx_node *
-sbx_capture_tree(const struct sbx_capture *c, const struct sbx_exec_result *res,
-    const char *error, int streams)
+int
+sbx_capture_add(struct sbx_node *n, const struct sbx_capture *c,
+    const struct sbx_exec_result *res, const char *error, int streams)
 {
-	struct sbx_node *n = sbx_node_new(SBX_MAP);
 	long long sig = res->trace.signal;
 
-	if (n == NULL || sbx_node_add(n, "exit_code", sbx_node_int(res->status)) == -1 ||
+	if (sbx_node_add(n, "exit_code", sbx_node_int(res->status)) == -1 ||
 	    sbx_node_add(n, "signal", sig == SBX_UNSET_INT ? sbx_node_raw("null") :
 	    sbx_node_int(sig)) == -1 || (streams && (add_text(n, "stdout", &c->out) == -1 ||
 	    add_text(n, "stderr", &c->err) == -1)) ||
@@ -212,7 +211,18 @@ sbx_capture_tree(const struct sbx_capture *c, const struct sbx_exec_result *res,
 	    sbx_node_add(n, "stderr_bytes", sbx_node_int((long long)c->err.total)) == -1 ||
 	    sbx_node_add(n, "truncated", sbx_node_bool(c->truncated)) == -1 ||
 	    (error != NULL && sbx_node_add(n, "error", sbx_node_str(error)) == -1) ||
-	    sbx_node_add(n, "trace", sbx_trace_tree(&res->trace)) == -1) {
+	    sbx_node_add(n, "trace", sbx_trace_tree(&res->trace)) == -1)
+		return -1;
+	return 0;
+}
+
+struct sbx_node *
+sbx_capture_tree(const struct sbx_capture *c, const struct sbx_exec_result *res,
+    const char *error, int streams)
+{
+	struct sbx_node *n = sbx_node_new(SBX_MAP);
+
+	if (n != NULL && sbx_capture_add(n, c, res, error, streams) == -1) {
 		sbx_node_free(n);
 		return NULL;
 	}

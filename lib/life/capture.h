@@ -52,5 +52,8 @@ void sbx_capture_free(struct sbx_capture *c);
  */
 struct sbx_node *sbx_capture_tree(const struct sbx_capture *c, const struct sbx_exec_result *res,
     const char *error, int streams);
+/* The same keys, added to map n; -1 when out of memory. */
+int sbx_capture_add(struct sbx_node *n, const struct sbx_capture *c,
+    const struct sbx_exec_result *res, const char *error, int streams);
 
 #endif

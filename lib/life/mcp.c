@@ -449,7 +449,6 @@ tool_run(struct session *ss, const struct sbx_node *args, struct sbx_node *out,
 	struct sbx_strv env = { NULL, 0 };
 	struct sbx_exec_result res;
 	struct sbx_capture c;
-	struct sbx_node *t;
 	char **argv;
 	double timeout;
 	int r = -1, rr;
@@ -475,16 +474,8 @@ tool_run(struct session *ss, const struct sbx_node *args, struct sbx_node *out,
 	    ss->o->max_output, &c, &res, e);
 	/* A command that could not start (126, 127) is a result too, as in sbx-run -o. */
 	if (rr == 0 || res.status == SBX_EX_NOEXEC || res.status == SBX_EX_NOTFOUND) {
-		t = sbx_capture_tree(&c, &res, rr == -1 ? e->msg : NULL, 1);
-		if (t == NULL)
-			sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-		else {
-			/* Its keys are the result's. */
-			free(out->kids);
-			*out = *t;
-			free(t);
-			r = 0;
-		}
+		r = sbx_capture_add(out, &c, &res, rr == -1 ? e->msg : NULL, 1) == -1 ?
+		    sbx_err_set(e, SBX_EX_OSERR, "out of memory") : 0;
 	}
 	sbx_trace_free(&res.trace);
 	sbx_capture_free(&c);
@@ -969,15 +960,10 @@ tool_result(struct sbx_node *structured, const char *error)
 	struct sbx_node *r = sbx_node_new(SBX_MAP), *content = sbx_node_new(SBX_SEQ);
 	struct sbx_node *text = sbx_node_new(SBX_MAP);
 	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	size_t len;
 
-	if (error == NULL && structured != NULL && (f = open_memstream(&buf, &len)) != NULL) {
-		sbx_doc_emit(f, structured, SBX_FMT_JSON);
-		fclose(f);
-		if (buf != NULL && len > 0 && buf[len - 1] == '\n')
-			buf[len - 1] = '\0';
-	}
+	if (error == NULL && structured != NULL)
+		sbx_doc_render(structured, SBX_FMT_JSON, &buf, &len);
 	if (r == NULL || content == NULL || text == NULL || add_str(text, "type", "text") == -1 ||
 	    add_str(text, "text", error ? error : buf ? buf : "{}") == -1 ||
 	    sbx_node_add(content, NULL, text) == -1 || (text = NULL,

@@ -140,8 +140,8 @@ stream_add(struct stream *st, const char *b, size_t n, const char *mark, int *st
 	st->done = 1;
 }
 
-static int
-pump(struct server *sv, int fd, struct stream *st, const char *mark, int *status)
+static void
+pump(int fd, struct stream *st, const char *mark, int *status)
 {
 	char b[16384];
 	ssize_t n = read(fd, b, sizeof b);
@@ -150,8 +150,6 @@ pump(struct server *sv, int fd, struct stream *st, const char *mark, int *status
 		stream_add(st, b, (size_t)n, mark, status);
 	else if (n == 0 || (errno != EINTR && errno != EAGAIN))
 		st->eof = 1;
-	(void)sv;
-	return 0;
 }
 
 /* One call: the line to the shell, its streams back until both markers. */
@@ -192,9 +190,9 @@ serve_call(struct server *sv, int c)
 		if (poll(pf, 2, -1) == -1 && errno != EINTR)
 			break;
 		if (pf[0].revents)
-			pump(sv, sv->out, &out, mark, &status);
+			pump(sv->out, &out, mark, &status);
 		if (pf[1].revents)
-			pump(sv, sv->err, &err, mark, NULL);
+			pump(sv->err, &err, mark, NULL);
 	}
 	if (!out.done) {
 		/* The shell is gone (the line exited it): its run's status is the call's. */
