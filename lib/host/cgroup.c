@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <linux/sched.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -143,10 +145,23 @@ nctrl(int version)
 	return version == 2 ? 1 : SBX_CG_NCTRL;
 }
 
+/* w is one of the space-separated words of list ("cpu" is not in "cpuset"). */
+static int
+word_in(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+	const char *s;
+
+	for (s = list; (s = strstr(s, w)) != NULL; s += n)
+		if ((s == list || s[-1] == ' ') && (s[n] == '\0' || s[n] == ' ' || s[n] == '\n'))
+			return 1;
+	return 0;
+}
+
 static int
 enable_v2(const char *dir, struct sbx_err *e)
 {
-	char p[1100], have[512];
+	char p[1100], have[512], on[512];
 	static const char *const want[] = { "cpu", "memory", "pids", "io" };
 	size_t i;
 
@@ -154,10 +169,14 @@ enable_v2(const char *dir, struct sbx_err *e)
 	if (sbx_read_str(p, have, sizeof have) == -1)
 		return sbx_err_sys(e, SBX_EX_UNAVAILABLE, "%s", p);
 	snprintf(p, sizeof p, "%s/cgroup.subtree_control", dir);
+	if (sbx_read_str(p, on, sizeof on) == -1)
+		on[0] = '\0';
 	for (i = 0; i < SBX_ARRAY_LEN(want); i++) {
 		char tok[16];
 
-		if (strstr(have, want[i]) == NULL)
+		/* Enabled already (systemd does it for a delegated unit's children):
+		 * nothing to write, and no need to own the file. */
+		if (!word_in(have, want[i]) || word_in(on, want[i]))
 			continue;
 		snprintf(tok, sizeof tok, "+%s", want[i]);
 		if (sbx_write_str(p, tok) == -1 && errno != ENOENT) {
@@ -165,6 +184,13 @@ enable_v2(const char *dir, struct sbx_err *e)
 				return sbx_err_set(e, SBX_EX_UNAVAILABLE, "cgroup v2: cannot enable the "
 				    "%s controller below %s: it holds processes; set "
 				    "SBX_CGROUP_PARENT to a delegated cgroup", want[i], dir);
+			if (errno == EACCES || errno == EPERM || errno == EROFS)
+				return sbx_err_set(e, SBX_EX_UNAVAILABLE, "cgroup v2: %s is not "
+				    "delegated to uid %ld (cannot enable %s below it): systemd "
+				    "delegates user@UID.service to its user, or run the command in "
+				    "'systemd-run --user -p Delegate=yes --scope', or set "
+				    "SBX_CGROUP_PARENT to a delegated cgroup", dir, (long)geteuid(),
+				    want[i]);
 			return sbx_err_sys(e, SBX_EX_UNAVAILABLE, "cgroup v2: enable %s in %s",
 			    want[i], p);
 		}
@@ -467,6 +493,31 @@ sbx_cgroup_enter(const struct sbx_cgroup *cg, pid_t pid, struct sbx_err *e)
 		close(fds[i]);
 	}
 	return r;
+}
+
+pid_t
+sbx_cgroup_clone(const struct sbx_cgroup *cg, unsigned long flags, int *placed)
+{
+	struct clone_args ca = { .flags = flags, .exit_signal = SIGCHLD };
+	const char *off = getenv("SBX_CLONE_INTO_CGROUP");
+	pid_t pid;
+	int fd, err;
+
+	*placed = 0;
+	if (cg != NULL && cg->version == 2 && cg->path[0][0] && (off == NULL || strcmp(off, "0")) &&
+	    (fd = open(cg->path[0], O_PATH | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		ca.flags |= CLONE_INTO_CGROUP;
+		ca.cgroup = (unsigned)fd;
+		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+		err = errno;
+		close(fd);
+		if (pid != -1 || (err != ENOSYS && err != E2BIG && err != EINVAL)) {
+			*placed = pid != -1;
+			errno = err;
+			return pid;
+		}
+	}
+	return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
 }
 
 static int

@@ -70,6 +70,16 @@ int sbx_cgroup_enter(const struct sbx_cgroup *cg, pid_t pid, struct sbx_err *e);
 /* Descriptors through which a single-threaded process moves itself into cg by
  * writing "0" (v1: the tasks files, which spare the kernel's global lock). */
 int sbx_cgroup_open_join(const struct sbx_cgroup *cg, int fds[SBX_CG_NCTRL], struct sbx_err *e);
+/*
+ * A child process made in cg by clone3(CLONE_INTO_CGROUP) on v2, which spares
+ * the migration that writing to cgroup.procs is (it waits out an RCU grace
+ * period); flags are clone flags (namespaces; SIGCHLD is added). Returns as
+ * fork(2) does, with *placed set where the child is in cg already; otherwise
+ * (v1, a kernel or valgrind without clone3, SBX_CLONE_INTO_CGROUP=0) the child
+ * is made as by clone(2) and joins through sbx_cgroup_open_join's descriptors.
+ * Only for a single-threaded caller: no fork handlers run in the child.
+ */
+pid_t sbx_cgroup_clone(const struct sbx_cgroup *cg, unsigned long flags, int *placed);
 int sbx_cgroup_freeze(const struct sbx_cgroup *cg, int frozen, struct sbx_err *e);
 /* Kill every process in cg and its children; returns once none is left. */
 int sbx_cgroup_kill(const struct sbx_cgroup *cg, struct sbx_err *e);

@@ -23,10 +23,12 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 
 #include "caps.h"
@@ -342,8 +344,18 @@ idmapped_layers(pid_t pid, const struct sbx_lowers *lw, int *fds, struct sbx_err
 
 		if ((fds[i] = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC))
 		    == -1 || mount_setattr(fds[i], "", AT_EMPTY_PATH, &attr, sizeof attr) == -1) {
-			sbx_err_sys(e, errno == EINVAL || errno == ENOSYS ? SBX_EX_UNAVAILABLE :
-			    SBX_EX_OSERR, "ID-mapped mount of %s", dir);
+			int err = errno;
+			struct statfs sf;
+
+			if (err == EINVAL)
+				sbx_err_set(e, SBX_EX_UNAVAILABLE, "ID-mapped mount of %s: %s: this "
+				    "kernel cannot ID-map the state root's filesystem%s; put the state "
+				    "root (SBX_ROOT) on ext4, xfs or btrfs", dir, strerror(err),
+				    statfs(dir, &sf) == 0 && sf.f_type == TMPFS_MAGIC ?
+				    " (tmpfs, before Linux 6.3)" : "");
+			else
+				sbx_err_sys(e, err == ENOSYS ? SBX_EX_UNAVAILABLE : SBX_EX_OSERR,
+				    "ID-mapped mount of %s", dir);
 			if (fds[i] != -1)
 				close(fds[i]);
 			while (i-- > 0)
@@ -569,13 +581,13 @@ protect_init(pid_t pid, const struct sbx_manifest *m)
 	(void)sbx_write_str(p, "-1000");
 }
 
-/* The sandbox's limits on its cgroup cg, and the cgroup init joins (cgfds). */
+/* The sandbox's limits on its cgroup cg, and the cgroup init goes into
+ * (initcg, and cgfds to join it). */
 static int
-init_cgroup(const struct sbx_manifest *m, struct sbx_cgroup *cg, int cgfds[SBX_CG_NCTRL],
-    struct sbx_err *e)
+init_cgroup(const struct sbx_manifest *m, struct sbx_cgroup *cg, struct sbx_cgroup *initcg,
+    int cgfds[SBX_CG_NCTRL], struct sbx_err *e)
 {
 	struct sbx_cg_limits lim = { 0 };
-	struct sbx_cgroup initcg;
 
 	lim.cpu_cores = isnan(m->res.cpu_cores) ? 0 : m->res.cpu_cores;
 	if (m->res.memory_mb != SBX_UNSET_INT) {
@@ -586,25 +598,26 @@ init_cgroup(const struct sbx_manifest *m, struct sbx_cgroup *cg, int cgfds[SBX_C
 	/* On v2 processes live only in leaves (the sandbox's cgroup enables
 	 * its controllers for the runs' cgroups), so init gets a child; v1
 	 * has no such rule, and init stays in the sandbox's cgroup. */
-	initcg = *cg;
+	*initcg = *cg;
 	if (sbx_cgroup_set_limits(cg, &lim, e) == -1 ||
-	    (cg->version == 2 && sbx_cgroup_child(cg, "init", &initcg, e) == -1) ||
-	    sbx_cgroup_open_join(&initcg, cgfds, e) == -1)
+	    (cg->version == 2 && sbx_cgroup_child(cg, "init", initcg, e) == -1) ||
+	    sbx_cgroup_open_join(initcg, cgfds, e) == -1)
 		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
 	return 0;
 }
 
-/* The sandbox's init, in its new namespaces: 0 in the child, its PID in
- * the parent, -1 (69 when the host refuses user namespaces). */
+/* The sandbox's init, in its new namespaces and (v2) made in its cgroup cg
+ * (*placed): 0 in the child, its PID in the parent, -1 (69 when the host
+ * refuses user namespaces). */
 static pid_t
-clone_init(const struct sbx_manifest *m, struct sbx_err *e)
+clone_init(const struct sbx_manifest *m, const struct sbx_cgroup *cg, int *placed,
+    struct sbx_err *e)
 {
 	pid_t pid;
 	int err;
 
-	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-	    (host_network(m) ? 0 : CLONE_NEWNET) | CLONE_NEWUTS | CLONE_NEWIPC | SIGCHLD, NULL,
-	    NULL, NULL, 0);
+	pid = sbx_cgroup_clone(cg, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+	    (host_network(m) ? 0 : CLONE_NEWNET) | CLONE_NEWUTS | CLONE_NEWIPC, placed);
 	if (pid != -1)
 		return pid;
 	err = errno;
@@ -668,10 +681,10 @@ static int
 ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 {
 	struct sbx_cg_host h;
-	struct sbx_cgroup cg;
+	struct sbx_cgroup cg, initcg;
 	struct sbx_lowers lw;
 	char spec[4096];
-	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0;
+	int go[2] = { -1, -1 }, st[2] = { -1, -1 }, have_cg = 0, placed = 0;
 	int cgfds[SBX_CG_NCTRL];
 	size_t i;
 	pid_t pid = -1;
@@ -698,18 +711,23 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
 	}
 	sbx_crash_point("create-cgroup");
-	if (have_cg && init_cgroup(m, &cg, cgfds, e) == -1)
+	if (have_cg && init_cgroup(m, &cg, &initcg, cgfds, e) == -1)
 		goto fail;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) == -1 ||
 	    pipe2(st, O_CLOEXEC) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "pipe");
 		goto fail;
 	}
-	if ((pid = clone_init(m, e)) == -1)
+	if ((pid = clone_init(m, have_cg ? &initcg : NULL, &placed, e)) == -1)
 		goto fail;
 	if (pid == 0) {
 		close(go[1]);
 		close(st[0]);
+		for (i = 0; placed && i < SBX_CG_NCTRL; i++)
+			if (cgfds[i] != -1) {
+				close(cgfds[i]);
+				cgfds[i] = -1;
+			}
 		init_main(s, m, &lw, go[0], st[1], cgfds);
 	}
 	close(go[0]);
@@ -1320,6 +1338,15 @@ run_prepare(struct ns_run *r, struct sbx_err *e)
 }
 
 /* In the child: our ends of the channels close, the child's stay. */
+/* No thread but the caller (/proc/self/task holds ., .. and one a thread). */
+static int
+single_threaded(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/task", &st) == 0 && st.st_nlink == 3;
+}
+
 static void
 run_child_fds(struct ns_run *r)
 {
@@ -1336,7 +1363,7 @@ run_fork(struct ns_run *r, struct sbx_err *e)
 {
 	const struct sbx_manifest *m = r->m;
 	pid_t pid;
-	int i;
+	int i, placed = 0;
 
 	/*
 	 * The child is visible in the sandbox's PID namespace from its birth,
@@ -1360,7 +1387,15 @@ run_fork(struct ns_run *r, struct sbx_err *e)
 		if ((r->selfpid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) == -1 ||
 		    setns(r->initfd, CLONE_NEWPID) == -1)
 			return sbx_err_sys(e, SBX_EX_RUNFAIL, "join the sandbox's pid namespace");
-		if ((pid = fork()) == 0) {
+		/* Made in the run's cgroup where that works (sbx_cgroup_clone);
+		 * a caller with threads (a capture's) forks with glibc's care. */
+		if (single_threaded())
+			pid = sbx_cgroup_clone(&r->runcg, 0, &placed);
+		else
+			pid = fork();
+		if (pid == 0) {
+			for (i = 0; placed && i < SBX_CG_NCTRL; i++)
+				close_fd(&r->cgfds[i]);
 			run_child_fds(r);
 			run_child(m, r->x, r->initfd, r->nsflags, r->cgfds, r->errp[1], r->sp[1],
 			    r->go[0], &r->prog);

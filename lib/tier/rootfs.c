@@ -951,8 +951,12 @@ mask_proc(int rootfd, struct sbx_err *e)
 {
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 		MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
-	int fs, mask = -1, proc = -1, fd, tree, r = -1, i;
+	int target[SBX_ARRAY_LEN(proc_masked)], tree[SBX_ARRAY_LEN(proc_masked)];
+	int fs, mask = -1, proc = -1, cwd = -1, fd, r = -1, i;
 	struct stat st;
+
+	for (i = 0; i < (int)SBX_ARRAY_LEN(proc_masked); i++)
+		target[i] = tree[i] = -1;
 
 	if ((fs = fsopen("tmpfs", FSOPEN_CLOEXEC)) == -1 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) == -1 ||
@@ -971,24 +975,43 @@ mask_proc(int rootfd, struct sbx_err *e)
 		sbx_err_sys(e, SBX_EX_OSERR, "the mask for /proc");
 		goto out;
 	}
+	/* Linux before 6.15 clones no detached mount (EINVAL): the mask is
+	 * attached over /proc while the covers are cloned from it, then taken
+	 * off again (MNT_DETACH at its root, reached by fchdir). */
+	for (i = 0; proc_masked[i]; i++)
+		target[i] = openat(proc, proc_masked[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if ((cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    move_mount(mask, "", proc, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "the mask for /proc");
+		goto out;
+	}
+	for (i = 0; proc_masked[i]; i++)
+		if (target[i] != -1 && fstat(target[i], &st) == 0)
+			tree[i] = open_tree(mask, S_ISDIR(st.st_mode) ? "d" : "f",
+			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (fchdir(mask) == -1 || umount2(".", MNT_DETACH) == -1 || fchdir(cwd) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "take the mask off /proc");
+		goto out;
+	}
 	for (i = 0; proc_masked[i]; i++) {
-		if ((fd = openat(proc, proc_masked[i], O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		if (target[i] == -1)
 			continue;    /* this kernel has none */
-		tree = fstat(fd, &st) == -1 ? -1 : open_tree(mask, S_ISDIR(st.st_mode) ? "d" : "f",
-		    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		if (tree == -1 || move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH |
+		if (tree[i] == -1 || move_mount(tree[i], "", target[i], "", MOVE_MOUNT_F_EMPTY_PATH |
 		    MOVE_MOUNT_T_EMPTY_PATH) == -1) {
 			sbx_err_sys(e, SBX_EX_OSERR, "mask /proc/%s", proc_masked[i]);
-			if (tree != -1)
-				close(tree);
-			close(fd);
 			goto out;
 		}
-		close(tree);
-		close(fd);
 	}
 	r = 0;
 out:
+	for (i = 0; i < (int)SBX_ARRAY_LEN(proc_masked); i++) {
+		if (target[i] != -1)
+			close(target[i]);
+		if (tree[i] != -1)
+			close(tree[i]);
+	}
+	if (cwd != -1)
+		close(cwd);
 	if (proc != -1)
 		close(proc);
 	if (mask != -1)
@@ -1039,6 +1062,13 @@ mount_overlay(const struct sbx_manifest *m, const struct sbx_lowers *lw,
 		lower[n++] = f->skel;
 	} else {
 		lower[n++] = f->base;
+	}
+	/* Linux before 6.15 takes no detached mount as a lower layer ("failed to
+	 * clone lowerpath"): the own /etc tmpfs is attached like the others. */
+	if (etc != -1 && move_mount(etc, "", f->dir, "", MOVE_MOUNT_F_EMPTY_PATH |
+	    MOVE_MOUNT_T_EMPTY_PATH) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "attach the sandbox's own /etc");
+		goto out;
 	}
 	for (i = 0; f->mapped && i <= lw->n; i++) {
 		int fd = i < lw->n ? f->layers[i] : f->skel;
