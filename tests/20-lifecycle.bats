@@ -142,11 +142,11 @@ load helpers
 	# every cgroup directory named in the state is gone, and after a sweep
 	# so is the state root's group
 	run -0 sbx-gc
-	local c
-	for c in $(echo "${spec#1:}" | tr ',' ' '); do
-		ctl=${c%%=*}
-		[ ! -d "/sys/fs/cgroup/$ctl${c#*=}" ] || { echo "left: $ctl${c#*=}"; false; }
-		[ ! -d "/sys/fs/cgroup/$ctl$(dirname "${c#*=}")" ] || { echo "left: group of $ctl"; false; }
+	local d
+	[ -n "$(cg_dirs "$spec")" ]
+	for d in $(cg_dirs "$spec"); do
+		[ ! -d "$d" ] || { echo "left: $d"; false; }
+		[ ! -d "$(dirname "$d")" ] || { echo "left: group $(dirname "$d")"; false; }
 	done
 }
 

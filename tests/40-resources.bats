@@ -30,7 +30,7 @@ while True:
 	# tmpfs pages are charged to the sandbox and belong to no process: small
 	# writers, each smaller than init, so only oom_score_adj keeps init alive
 	run -137 sbx-run --trace "$WORK/t.yaml" "$ID" -- sh -c 'i=0
-		while [ $i -lt 400 ]; do head -c 1048576 /dev/zero > /tmp/f$i || exit 3; i=$((i + 1)); done'
+		while [ $i -lt 400 ]; do head -c 1048576 /dev/zero > /tmp/f$i || exit $?; i=$((i + 1)); done'
 	[ "$(field "$WORK/t.yaml" oom_killed)" = "true" ]
 	[ "$(field "$WORK/t.yaml" kill_reason)" = "memory" ]
 	[[ $(ps -o stat= -p "$pid") != Z* ]]

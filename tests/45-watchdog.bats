@@ -7,7 +7,7 @@ wait_gone() {
 	local start st
 	start=$(date +%s%N)
 	while :; do
-		st=$(ps -o stat= -p "$1" 2>/dev/null)
+		st=$(ps -o stat= -p "$1" 2>/dev/null) || true
 		[ -z "$st" ] || [[ $st == Z* ]] && break
 		[ $(( ($(date +%s%N) - start) / 1000000 )) -lt $(( $2 * 1000 )) ] || return 1
 		sleep 0.02
@@ -15,34 +15,43 @@ wait_gone() {
 	echo $(( ($(date +%s%N) - start) / 1000000 ))
 }
 
-@test "max_wall_clock_s 2: a sandbox running sleep 100 is gone within 2.5 s, reason wall-clock" {
+# ms_of "2026-12-02T18:07:29.868Z": milliseconds since the epoch
+ms_of() {
+	echo $(( $(date -d "$1" +%s%N) / 1000000 ))
+}
+
+@test "max_wall_clock_s 2: a sandbox running sleep 100 ends at its deadline, within 0.5 s by sbx's clock, reason wall-clock" {
 	printf 'resource_allocation: {max_wall_clock_s: 2, pids: 32, memory_mb: 128}\n' > "$WORK/m.yaml"
-	start=$(date +%s%N)
 	provision "$WORK/m.yaml"
 	pid=$(state "$ID" pid)
 	spec=$(state "$ID" cgroup)
 	sbx-run "$ID" -- sleep 100 > /dev/null 2>&1 &
 	TEST_PIDS+=($!)
-	run -0 wait_gone "$pid" 4
-	total=$(( ($(date +%s%N) - start) / 1000000 ))
-	echo "gone after ${total} ms"
-	# expires_at has whole seconds: the deadline is at most 2 s after provisioning
-	[ "$total" -lt 2500 ]
+	# the bound only keeps a hang from lasting: the figures below are sbx's
+	run -0 wait_gone "$pid" 60
 	run -0 sbx-inspect "$ID"
 	[[ $output == *'status: "terminated"'* ]]
 	[[ $output == *'kill_reason: "wall-clock"'* ]]
+	born=$(ms_of "$(state "$ID" created_at)")
+	due=$(ms_of "$(state "$ID" expires_at)")
+	killed=$(ms_of "$(state "$ID" killed_at)")
+	echo "deadline $((due - born)) ms after provisioning, killed $((killed - due)) ms after it"
+	[ $((due - born)) -eq 2000 ]
+	[ "$killed" -ge "$due" ] && [ $((killed - due)) -lt 500 ]
 	grep -q '"event":"kill".*"detail":"wall-clock"' "$SBX_ROOT/audit.log"
 	# its work done, the watchdog leaves too
 	run -0 wait_gone "$(state "$ID" watchdog_pid)" 2
 	# nothing of it stays in the kernel
-	local c
-	for c in $(echo "${spec#1:}" | tr ',' ' '); do
-		[ ! -d "/sys/fs/cgroup/${c%%=*}${c#*=}" ]
+	local d
+	[ -n "$(cg_dirs "$spec")" ]
+	for d in $(cg_dirs "$spec"); do
+		[ ! -d "$d" ]
 	done
 }
 
 @test "a sandbox that forks as fast as it can while the deadline passes is still killed" {
-	printf 'resource_allocation: {max_wall_clock_s: 3, pids: 64, memory_mb: 256}\n' > "$WORK/m.yaml"
+	# long enough for the first run under emulation too (make check-v2)
+	printf 'resource_allocation: {max_wall_clock_s: 6, pids: 64, memory_mb: 256}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"
 	assert_confined "$ID"
 	# the bound: pids.max holds inside before anything forks freely
@@ -52,11 +61,12 @@ wait_gone() {
 	spec=$(state "$ID" cgroup)
 	sbx-run "$ID" -- sh -c 'while :; do (:) & done' > /dev/null 2>&1 &
 	TEST_PIDS+=($!)
-	run -0 wait_gone "$pid" 4
+	run -0 wait_gone "$pid" 60
 	[[ $(sbx-inspect "$ID") == *'kill_reason: "wall-clock"'* ]]
-	local c
-	for c in $(echo "${spec#1:}" | tr ',' ' '); do
-		[ ! -d "/sys/fs/cgroup/${c%%=*}${c#*=}" ]
+	local d
+	[ -n "$(cg_dirs "$spec")" ]
+	for d in $(cg_dirs "$spec"); do
+		[ ! -d "$d" ]
 	done
 }
 
@@ -141,17 +151,16 @@ while True:
 	TEST_PIDS+=($!)
 	sleep 0.5
 	spec=$(state "$ID" cgroup)
-	acct=/sys/fs/cgroup/cpuacct$(echo "${spec#1:}" | tr ',' '\n' | sed -n 's/^cpuacct=//p')/cpuacct.usage
-	[ -f "$acct" ]
+	cg_cpu_ns "$spec"
 	run -0 sbx-pause "$ID"
 	[[ $(sbx-inspect "$ID") == *'status: "paused"'* ]]
 	run -125 sbx-run "$ID" -- true
-	a=$(cat "$acct"); sleep 1; b=$(cat "$acct")
+	a=$(cg_cpu_ns "$spec"); sleep 1; b=$(cg_cpu_ns "$spec")
 	echo "paused: $a -> $b"
 	[ $((b - a)) -lt 20000000 ]
 	run -0 sbx-pause --resume "$ID"
 	[[ $(sbx-inspect "$ID") == *'status: "executing"'* ]]
-	a=$(cat "$acct"); sleep 1; b=$(cat "$acct")
+	a=$(cg_cpu_ns "$spec"); sleep 1; b=$(cg_cpu_ns "$spec")
 	echo "resumed: $a -> $b"
 	[ $((b - a)) -gt 500000000 ]
 	run -0 sbx-run "$ID" -- true

@@ -99,11 +99,33 @@ not_host_root() {
 	fi
 }
 
+# cg_dirs SPEC: the directories a cgroup spec of the state names ("2:/path"
+# on cgroup v2, "1:ctl=/path,..." on v1), one a line.
+cg_dirs() {
+	local c
+	case $1 in
+	2:*) echo "/sys/fs/cgroup${1#2:}" ;;
+	1:*) for c in $(tr ',' ' ' <<<"${1#1:}"); do echo "/sys/fs/cgroup/${c%%=*}${c#*=}"; done ;;
+	esac
+}
+
+# cg_cpu_ns SPEC: the CPU time (ns) the cgroup has used (v2 cpu.stat, v1 cpuacct.usage).
+cg_cpu_ns() {
+	local c
+	case $1 in
+	2:*) echo $(($(sed -n 's/^usage_usec //p' "/sys/fs/cgroup${1#2:}/cpu.stat") * 1000)) ;;
+	1:*) c=$(tr ',' '\n' <<<"${1#1:}" | sed -n 's/^cpuacct=//p')
+		cat "/sys/fs/cgroup/cpuacct$c/cpuacct.usage" ;;
+	esac
+}
+
 # gone PID: the process is gone (a zombie waiting for its parent counts as gone:
-# it holds no namespace, mount or memory any more).
+# it holds no namespace, mount or memory any more). ps fails for a PID that is
+# no more, which errexit must not take for an answer (a parent that reaps at
+# once, as the v2 guest's PID 1 does, leaves no zombie to find).
 gone() {
 	local st
-	st=$(ps -o stat= -p "$1" 2>/dev/null)
+	st=$(ps -o stat= -p "$1" 2>/dev/null) || true
 	[ -z "$st" ] || [[ $st == Z* ]]
 }
 

@@ -366,6 +366,7 @@ static const struct field top_fields[] = {
 	{ "created_at", F_STR, M(created_at), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "expires_at", F_STR, M(expires_at), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "kill_reason", F_STR, M(kill_reason), 0, 0, reasons, NULL, NULL, 0, 0 },
+	{ "killed_at", F_STR, M(killed_at), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "last_warning", F_STR, M(last_warning), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "resource_allocation", F_MAP, 0, 0, 0, NULL, NULL, res_fields, 0, 0 },
 	{ "network_policy", F_STR, M(network_policy), 0, 0, policies, NULL, NULL, 0, 0 },
@@ -924,11 +925,12 @@ sbx_manifest_strip_state(struct sbx_manifest *m)
 {
 	free(m->created_at);
 	free(m->expires_at);
+	free(m->killed_at);
 	free(m->kill_reason);
 	free(m->last_warning);
 	free(m->snapshot.last_snapshot_id);
 	m->status = SBX_STATUS_NONE;
-	m->created_at = m->expires_at = NULL;
+	m->created_at = m->expires_at = m->killed_at = NULL;
 	m->kill_reason = m->last_warning = m->snapshot.last_snapshot_id = NULL;
 	sbx_trace_free(&m->trace);
 	m->has_trace = 0;

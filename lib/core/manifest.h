@@ -111,7 +111,7 @@ struct sbx_manifest {
 	char *workdir;
 	/* State-document keys: ignored on provision, kept by the state store. */
 	enum sbx_status status;
-	char *created_at, *expires_at;
+	char *created_at, *expires_at, *killed_at;
 	char *kill_reason, *last_warning;   /* set by the watchdog */
 	struct sbx_trace trace;
 	int has_trace;

@@ -397,6 +397,7 @@ sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *reason
 	const struct sbx_driver *drv;
 	struct sbx_manifest m;
 	int lock, r = -1;
+	double when = sbx_realtime();
 	char *why;
 
 	if ((lock = lock_and_load(s, id, 1, 0, &m, e)) == -1)
@@ -415,6 +416,10 @@ sbx_sandbox_expire(const struct sbx_store *s, const char *id, const char *reason
 	}
 	free(m.kill_reason);
 	m.kill_reason = why;
+	if (sbx_time_set(&m.killed_at, when) == -1) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
 	if (sbx_state_transition(&m, SBX_STATUS_TERMINATED, e) == -1 || sbx_state_save(s, &m, e) == -1)
 		goto out;
 	r = 0;
