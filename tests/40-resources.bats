@@ -108,6 +108,36 @@ while time.time() - t < 3: pass'
 	[[ $output == *"No space left on device"* ]]
 }
 
+# dd_rate OUTPUT UNITS: how many UNITS a second dd says it wrote (its own clock)
+dd_rate() {
+	local secs
+	secs=$(sed -n 's/.* copied, \([0-9.e-]*\) s,.*/\1/p' <<<"$1")
+	python3 -c "print($2 / $secs)"
+}
+
+@test "io_mbps and io_iops throttle the writable layer's device: direct writes from inside keep to them, by dd's clock" {
+	# a read-only root has no writable layer, no disk_mb, nothing to throttle
+	printf 'resource_allocation: {io_mbps: 2}\n' > "$WORK/nodisk.yaml"
+	run -65 sbx-provision "$WORK/nodisk.yaml"
+	[[ $output == *"io_mbps throttles the writable layer's own device, which only disk_mb gives it"* ]]
+	[ -z "$(sbx-ls -q)" ]
+	printf 'read_only_root: false\nresource_allocation: {disk_mb: 64, io_mbps: 2, io_iops: 25}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	run -0 sbx-run "$ID" -- dd if=/dev/zero of=/root/f bs=1M count=6 oflag=direct
+	mbps=$(dd_rate "$output" 6)
+	run -0 sbx-run "$ID" -- dd if=/dev/zero of=/root/g bs=4k count=60 oflag=direct
+	iops=$(dd_rate "$output" 60)
+	echo "throttled: $mbps MiB/s, $iops writes/s"
+	python3 -c "assert $mbps <= 2.6 and $iops <= 32, ($mbps, $iops)"
+	# the same writes in a sandbox without the throttle, in the same run
+	printf 'read_only_root: false\nresource_allocation: {disk_mb: 64}\n' > "$WORK/free.yaml"
+	provision "$WORK/free.yaml"
+	run -0 sbx-run "$ID" -- dd if=/dev/zero of=/root/f bs=1M count=6 oflag=direct
+	free=$(dd_rate "$output" 6)
+	echo "unthrottled: $free MiB/s"
+	python3 -c "assert $free > 2 * $mbps, ($free, $mbps)"
+}
+
 @test "the trace's CPU and memory figures match what the program did (within 20%)" {
 	printf 'resource_allocation: {memory_mb: 1024, pids: 32}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"

@@ -142,6 +142,11 @@ while True:
 	end=$(grep -n '"event":"run-end"' "$SBX_ROOT/audit.log" | tail -1 | cut -d: -f1)
 	[ -n "$w80" ] && [ -n "$w95" ] && [ "$w80" -lt "$w95" ] && [ "$w95" -lt "$end" ]
 	[[ $(sbx-inspect "$ID") == *"last_warning:"*"95%"* ]]
+	# where the kernel measures memory pressure (cgroup v2 with PSI), the
+	# warnings say what the shortage costs
+	if [ -f "/sys/fs/cgroup$(state "$ID" cgroup | sed -n 's/^2://p')/memory.pressure" ]; then
+		grep -q '"event":"memory-warning".*at 95%.*memory pressure (PSI, avg10): some [0-9.]*%, full [0-9.]*%' "$SBX_ROOT/audit.log"
+	fi
 }
 
 @test "pause stops a CPU-bound loop's CPU time from growing; resume continues it" {

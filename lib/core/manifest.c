@@ -279,6 +279,8 @@ static const struct field res_fields[] = {
 	{ "memory_mb", F_INT, R(memory_mb), 8, 1 << 24, NULL, NULL, NULL, 0, 0 },
 	{ "memory_soft_pct", F_INT, R(memory_soft_pct), 1, 100, NULL, NULL, NULL, 0, 0 },
 	{ "disk_mb", F_INT, R(disk_mb), 1, 1 << 24, NULL, NULL, NULL, 0, 0 },
+	{ "io_mbps", F_INT, R(io_mbps), 1, 1 << 20, NULL, NULL, NULL, 0, 0 },
+	{ "io_iops", F_INT, R(io_iops), 1, 1 << 24, NULL, NULL, NULL, 0, 0 },
 	{ "pids", F_INT, R(pids), 1, 4194304, NULL, NULL, NULL, 0, 0 },
 	{ "max_wall_clock_s", F_INT, R(max_wall_clock_s), 1, 31536000, NULL, NULL, NULL, 0, 0 },
 	END
@@ -901,6 +903,7 @@ sbx_manifest_init(struct sbx_manifest *m)
 	m->res.cpu_cores = NAN;
 	m->res.memory_mb = m->res.memory_soft_pct = m->res.disk_mb = SBX_UNSET_INT;
 	m->res.pids = m->res.max_wall_clock_s = SBX_UNSET_INT;
+	m->res.io_mbps = m->res.io_iops = SBX_UNSET_INT;
 	m->read_only_root = -1;
 	m->snapshot.enabled = m->snapshot.before_destroy = -1;
 	m->snapshot.interval_s = m->snapshot.keep = SBX_UNSET_INT;

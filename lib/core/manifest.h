@@ -44,6 +44,7 @@ struct sbx_kv {
 struct sbx_resources {
 	double cpu_cores;           /* NAN: unlimited */
 	long long memory_mb, memory_soft_pct, disk_mb, pids, max_wall_clock_s;
+	long long io_mbps, io_iops;  /* the writable layer's device, reads and writes each */
 };
 
 struct sbx_snapshot_cfg {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <linux/sched.h>
@@ -433,6 +434,40 @@ sbx_cgroup_set_limits(const struct sbx_cgroup *cg, const struct sbx_cg_limits *l
 	return 0;
 }
 
+int
+sbx_cgroup_set_io(const struct sbx_cgroup *cg, dev_t dev, long long mbps, long long iops,
+    struct sbx_err *e)
+{
+	static const char *const v1[] = { "blkio.throttle.read_bps_device",
+		"blkio.throttle.write_bps_device", "blkio.throttle.read_iops_device",
+		"blkio.throttle.write_iops_device" };
+	char v[160], bps[32] = "max", ops[32] = "max";
+	unsigned maj = major(dev), min = minor(dev);
+	size_t i;
+
+	if (mbps > 0)
+		snprintf(bps, sizeof bps, "%lld", mbps << 20);
+	if (iops > 0)
+		snprintf(ops, sizeof ops, "%lld", iops);
+	if (cg->version == 2) {
+		snprintf(v, sizeof v, "%u:%u rbps=%s wbps=%s riops=%s wiops=%s", maj, min, bps, bps,
+		    ops, ops);
+		return setf(cg->path[0], "io.max", v, e);
+	}
+	if (cg->path[SBX_CG_BLKIO][0] == '\0')
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "cgroup v1 blkio controller missing");
+	for (i = 0; i < SBX_ARRAY_LEN(v1); i++) {
+		const char *n = i < 2 ? (mbps > 0 ? bps : NULL) : (iops > 0 ? ops : NULL);
+
+		if (n == NULL)
+			continue;
+		snprintf(v, sizeof v, "%u:%u %s", maj, min, n);
+		if (setf(cg->path[SBX_CG_BLKIO], v1[i], v, e) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 open_files(const struct sbx_cgroup *cg, const char *file, int fds[SBX_CG_NCTRL],
     struct sbx_err *e)
@@ -773,6 +808,27 @@ sbx_cgroup_memory_now(int fd)
 		return -1;
 	buf[n] = '\0';
 	return strtoll(buf, NULL, 10);
+}
+
+int
+sbx_cgroup_memory_pressure(int fd, double *some, double *full)
+{
+	char link[64], p[1200], buf[512], *slash, *s, *f;
+	ssize_t n;
+
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, p, sizeof p - 32)) <= 0)
+		return -1;
+	p[n] = '\0';
+	if ((slash = strrchr(p, '/')) == NULL || strcmp(slash, "/memory.current") != 0)
+		return -1;    /* v1's memory.usage_in_bytes: no PSI there */
+	strcpy(slash, "/memory.pressure");
+	if (sbx_read_str(p, buf, sizeof buf) <= 0 || (s = strstr(buf, "some avg10=")) == NULL ||
+	    (f = strstr(buf, "full avg10=")) == NULL)
+		return -1;
+	*some = strtod(s + 11, NULL);
+	*full = strtod(f + 11, NULL);
+	return 0;
 }
 
 static int

@@ -65,6 +65,11 @@ int sbx_cgroup_from_spec(const struct sbx_cg_host *h, const char *spec, struct s
     struct sbx_err *e);
 int sbx_cgroup_set_limits(const struct sbx_cgroup *cg, const struct sbx_cg_limits *l,
     struct sbx_err *e);
+/* Throttle cg's I/O on block device dev: mbps MiB/s and iops operations/s,
+ * reads and writes each (0: that one unbounded); io.max on v2, the blkio
+ * controller's throttle files on v1. */
+int sbx_cgroup_set_io(const struct sbx_cgroup *cg, dev_t dev, long long mbps, long long iops,
+    struct sbx_err *e);
 /* Move pid (0: the caller) into cg. */
 int sbx_cgroup_enter(const struct sbx_cgroup *cg, pid_t pid, struct sbx_err *e);
 /* Descriptors through which a single-threaded process moves itself into cg by
@@ -97,6 +102,9 @@ long long sbx_cgroup_oom_kills(const struct sbx_cgroup *cg);
  * sbx_cgroup_memory_now, cheaply and repeatedly; -1 without a memory controller. */
 int sbx_cgroup_memory_fd(const struct sbx_cgroup *cg);
 long long sbx_cgroup_memory_now(int fd);
+/* Through that fd, memory.pressure beside it (v2 with PSI): the avg10
+ * percentages of "some" and "full"; -1 where there is none. */
+int sbx_cgroup_memory_pressure(int fd, double *some, double *full);
 /* Kill, then remove cg and its children. Missing cgroups are fine. */
 int sbx_cgroup_destroy(const struct sbx_cgroup *cg, struct sbx_err *e);
 

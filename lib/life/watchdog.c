@@ -30,6 +30,7 @@ struct target {
 	long long limit;         /* memory hard limit in bytes, 0: none */
 	int memfd;               /* the tier's handle on its memory use */
 	long long (*memory_used)(int handle);
+	int (*memory_pressure)(int handle, double *some, double *full);
 	int level;               /* warnings given: 0, 80 or 95 */
 	double snap_every;       /* snapshot.interval_s, 0: none */
 	double next_snap;        /* CLOCK_REALTIME seconds */
@@ -80,6 +81,7 @@ refresh(const struct sbx_store *s, struct target *t)
 	    drv->memory_open != NULL && drv->memory_used != NULL) {
 		t->memfd = drv->memory_open(s, &m);
 		t->memory_used = drv->memory_used;
+		t->memory_pressure = drv->memory_pressure;
 	}
 	sbx_manifest_free(&m);
 	return 0;
@@ -90,15 +92,22 @@ check_memory(const struct sbx_store *s, struct target *t)
 {
 	long long used;
 	int pct, level;
-	char msg[160];
+	double some, full;
+	char msg[240];
+	size_t len;
 
 	if (t->memfd == -1 || t->limit == 0 || (used = t->memory_used(t->memfd)) < 0)
 		return;
 	pct = (int)(used * 100 / t->limit);
 	level = pct >= 95 ? 95 : pct >= 80 ? 80 : 0;
 	if (level > t->level) {
-		snprintf(msg, sizeof msg, "memory at %d%% of the hard limit (%lld of %lld MiB)", level,
-		    used >> 20, t->limit >> 20);
+		len = (size_t)snprintf(msg, sizeof msg, "memory at %d%% of the hard limit (%lld of "
+		    "%lld MiB)", level, used >> 20, t->limit >> 20);
+		/* How much that costs the sandbox, where the kernel measures it. */
+		if (t->memory_pressure && t->memory_pressure(t->memfd, &some, &full) == 0 &&
+		    len < sizeof msg)
+			snprintf(msg + len, sizeof msg - len, "; memory pressure (PSI, avg10): some "
+			    "%.2f%%, full %.2f%%", some, full);
 		sbx_audit(s, t->id, "memory-warning", level >= 95 ? "throttle" : "soft", msg, NULL);
 		sbx_sandbox_note(s, t->id, msg, NULL);
 	}

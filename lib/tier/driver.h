@@ -93,6 +93,10 @@ struct sbx_driver {
 	 * the caller closes it), and the bytes in use read through it (-1: unknown). */
 	int (*memory_open)(const struct sbx_store *s, const struct sbx_manifest *m);
 	long long (*memory_used)(int handle);
+	/* Through the same handle, the share of the last 10 s in which some and
+	 * all of the sandbox's tasks stalled on memory (PSI); -1 where the
+	 * kernel keeps no such figure (cgroup v1, no PSI). May be NULL. */
+	int (*memory_pressure)(int handle, double *some, double *full);
 	/* The sandbox's lifetime ends seconds later than it did: tell what
 	 * enforces it inside (NULL: nothing there does; the watchdog rereads the
 	 * state). */

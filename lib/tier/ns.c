@@ -130,6 +130,11 @@ ns_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 	if (m->res.disk_mb != SBX_UNSET_INT && s->rootless)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "resource_allocation.disk_mb: the disk "
 		    "quota needs root (a loop-mounted filesystem for the writable layer)");
+	if ((m->res.io_mbps != SBX_UNSET_INT || m->res.io_iops != SBX_UNSET_INT) &&
+	    m->res.disk_mb == SBX_UNSET_INT)
+		return sbx_err_set(e, SBX_EX_DATAERR, "resource_allocation.%s throttles the writable "
+		    "layer's own device, which only disk_mb gives it (a loop device): set disk_mb",
+		    m->res.io_mbps != SBX_UNSET_INT ? "io_mbps" : "io_iops");
 	if (m->security.landlock == 1 && sbx_landlock_abi() < 1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock: the kernel has no "
 		    "Landlock (set landlock: false to run without it)");
@@ -606,6 +611,28 @@ init_cgroup(const struct sbx_manifest *m, struct sbx_cgroup *cg, struct sbx_cgro
 	return 0;
 }
 
+/* io_mbps, io_iops: on the device of the writable layer's own filesystem
+ * (disk_mb's loop device, ns_check made sure), in cg (v2: the sandbox's,
+ * for all below it; v1, where blkio throttles are per cgroup: each). */
+static int
+io_throttle(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_cgroup *cg,
+    struct sbx_err *e)
+{
+	char p[1200];
+	struct stat st;
+
+	if (m->res.io_mbps == SBX_UNSET_INT && m->res.io_iops == SBX_UNSET_INT)
+		return 0;
+	if (sbx_store_path(s, m->sandbox_id, "layer", p, sizeof p, e) == -1)
+		return -1;
+	if (stat(p, &st) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", p);
+	if (sbx_cgroup_set_io(cg, st.st_dev, m->res.io_mbps == SBX_UNSET_INT ? 0 : m->res.io_mbps,
+	    m->res.io_iops == SBX_UNSET_INT ? 0 : m->res.io_iops, e) == -1)
+		return sbx_err_prefix(e, "resource_allocation.io_mbps/io_iops cannot be enforced");
+	return 0;
+}
+
 /* The sandbox's init, in its new namespaces and (v2) made in its cgroup cg
  * (*placed): 0 in the child, its PID in the parent, -1 (69 when the host
  * refuses user namespaces). */
@@ -711,7 +738,7 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
 	}
 	sbx_crash_point("create-cgroup");
-	if (have_cg && init_cgroup(m, &cg, &initcg, cgfds, e) == -1)
+	if (have_cg && (init_cgroup(m, &cg, &initcg, cgfds, e) == -1 || io_throttle(s, m, &cg, e) == -1))
 		goto fail;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) == -1 ||
 	    pipe2(st, O_CLOEXEC) == -1) {
@@ -1318,7 +1345,9 @@ run_prepare(struct ns_run *r, struct sbx_err *e)
 			return -1;
 		r->runcg_live = 1;
 		sbx_crash_point("run-cgroup");
-		if (sbx_cgroup_open_join(&r->runcg, r->cgfds, e) == -1)
+		/* v1's blkio throttle is not hierarchical: each run gets it too. */
+		if ((r->runcg.version == 1 && io_throttle(r->s, r->m, &r->runcg, e) == -1) ||
+		    sbx_cgroup_open_join(&r->runcg, r->cgfds, e) == -1)
 			return -1;
 		r->oom_before = sbx_cgroup_oom_kills(&r->sbcg);
 	}
@@ -1580,6 +1609,7 @@ const struct sbx_driver sbx_driver_namespace = {
 	.capture = sbx_ns_capture,
 	.memory_open = sbx_ns_memory_open,
 	.memory_used = sbx_ns_memory_used,
+	.memory_pressure = sbx_ns_memory_pressure,
 	.usage = sbx_ns_usage,
 	.extend = ns_extend,
 	.repin = sbx_ns_repin,

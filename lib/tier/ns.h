@@ -14,6 +14,7 @@ int sbx_ns_capture(const struct sbx_store *s, const struct sbx_manifest *m, int 
     const struct sbx_pack_opts *o, struct sbx_layer_info *li, struct sbx_err *e);
 int sbx_ns_memory_open(const struct sbx_store *s, const struct sbx_manifest *m);
 long long sbx_ns_memory_used(int handle);
+int sbx_ns_memory_pressure(int handle, double *some, double *full);
 /* The sandbox's cgroup now, and its writable layer's disk use. */
 int sbx_ns_usage(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_usage *u,
     struct sbx_err *e);

@@ -49,6 +49,12 @@ sbx_ns_memory_used(int handle)
 	return sbx_cgroup_memory_now(handle);
 }
 
+int
+sbx_ns_memory_pressure(int handle, double *some, double *full)
+{
+	return sbx_cgroup_memory_pressure(handle, some, full);
+}
+
 static long long du_bytes;
 
 static int

@@ -51,6 +51,9 @@ oci_refuse(const struct sbx_manifest *m, struct sbx_err *e)
 	if (m->security.landlock_network == 1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock_network: runtime %s "
 		    "applies no Landlock rules", rt);
+	if (m->res.io_mbps != SBX_UNSET_INT || m->res.io_iops != SBX_UNSET_INT)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "resource_allocation.io_mbps and io_iops: "
+		    "the namespace tier's only, for now (isolation_level oci throttles no I/O)");
 	return 0;
 }
 
@@ -527,6 +530,7 @@ const struct sbx_driver sbx_driver_oci = {
 	/* The cgroup's counter, read as the namespace tier's (the state's cgroup). */
 	.memory_open = sbx_ns_memory_open,
 	.memory_used = sbx_ns_memory_used,
+	.memory_pressure = sbx_ns_memory_pressure,
 	.usage = sbx_ns_usage,
 	.sweep = oci_sweep,
 	/* runsc only: runc and crun would need CRIU, which fails on this kernel. */
