@@ -822,7 +822,7 @@ sbx_cgroup_memory_pressure(int fd, double *some, double *full)
 	p[n] = '\0';
 	if ((slash = strrchr(p, '/')) == NULL || strcmp(slash, "/memory.current") != 0)
 		return -1;    /* v1's memory.usage_in_bytes: no PSI there */
-	strcpy(slash, "/memory.pressure");
+	snprintf(slash, sizeof p - (size_t)(slash - p), "/memory.pressure");
 	if (sbx_read_str(p, buf, sizeof buf) <= 0 || (s = strstr(buf, "some avg10=")) == NULL ||
 	    (f = strstr(buf, "full avg10=")) == NULL)
 		return -1;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The cgroup module against a fake v2 tree, and layout detection for v1 and v2. */
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -123,6 +125,23 @@ main(void)
 	    sbx_cgroup_from_spec(&h, spec, &back, &e) == 0 && strcmp(back.path[0], cg.path[0]) == 0,
 	    "cgroup v2: spec round trip");
 	ok(sbx_cgroup_from_spec(&h, "1:cpu=/x", &back, &e) == -1, "cgroup: a v1 spec on v2 is refused");
+	put(P("io.max"), "");
+	ok(sbx_cgroup_set_io(&cg, makedev(7, 3), 2, 0, &e) == 0 &&
+	    strcmp(get(P("io.max")), "7:3 rbps=2097152 wbps=2097152 riops=max wiops=max") == 0,
+	    "cgroup v2: io.max on the device, MiB/s for reads and writes, no IOPS bound");
+	put(P("memory.current"), "1048576\n");
+	put(P("memory.pressure"), "some avg10=12.50 avg60=1.00 avg300=0.00 total=5\n"
+	    "full avg10=3.25 avg60=0.50 avg300=0.00 total=2\n");
+	{
+		int fd = sbx_cgroup_memory_fd(&cg);
+		double some = -1, full = -1;
+
+		ok(fd != -1 && sbx_cgroup_memory_now(fd) == 1048576 &&
+		    sbx_cgroup_memory_pressure(fd, &some, &full) == 0 && some == 12.5 && full == 3.25,
+		    "cgroup v2: memory pressure (PSI avg10) beside memory.current");
+		if (fd != -1)
+			close(fd);
+	}
 	put(P("cpu.stat"), "usage_usec 1500000\nuser_usec 1\n");
 	put(P("memory.peak"), "10485760\n");
 	put(P("memory.events"), "low 0\nhigh 4\nmax 9\noom 2\n"
