@@ -13,6 +13,8 @@ command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 [ "${1:-}" = s3 ] && pkgs="$pkgs radosgw ceph-mon ceph-osd ceph-common openssl slurm-wlm munge"
 # `install-deps.sh lint`: the static checkers
 [ "${1:-}" = lint ] && pkgs="$pkgs cppcheck clang-tidy shellcheck zsh fish"
+# `install-deps.sh guest`: the test guest of make check-v2 (contrib/guest/build.sh)
+[ "${1:-}" = guest ] && pkgs="$pkgs qemu-system-x86 kmod cpio"
 # `install-deps.sh fuzz`: libFuzzer
 [ "${1:-}" = fuzz ] && pkgs="$pkgs clang libclang-rt-14-dev"
 missing=""

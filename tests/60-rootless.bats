@@ -35,6 +35,40 @@ teardown() {
 		rm -rf "$RL"
 	fi
 	rm -rf "${WORK:-}"
+	undelegate
+}
+
+# delegate: give the user a cgroup v2 subtree as systemd does for
+# user@UID.service (Delegate=yes): the unit's cgroup and its cgroup.procs,
+# cgroup.subtree_control and cgroup.threads are the user's, its controllers
+# enabled from above; below it the user's manager made app.slice and a scope.
+# Sets DG to the scope, which in_scope moves a command into.
+delegate() {
+	local cg=/sys/fs/cgroup u=/sys/fs/cgroup/user.slice/user-$RL_UID.slice f
+	[ "$(stat -fc %T $cg)" = cgroup2fs ] || skip "needs cgroup v2 alone (make check-v2 boots a guest that has it)"
+	DG_ROOT=$u
+	mkdir -p "$u/user@$RL_UID.service"
+	for f in "$cg" "$cg/user.slice" "$u"; do
+		echo "+cpu +memory +pids" > "$f/cgroup.subtree_control"
+	done
+	u="$u/user@$RL_UID.service"
+	chown "$RL_UID:$RL_UID" "$u" "$u/cgroup.procs" "$u/cgroup.subtree_control" "$u/cgroup.threads"
+	as_user sh -c "mkdir $u/app.slice $u/app.slice/test.scope && echo '+cpu +memory +pids' > $u/cgroup.subtree_control"
+	DG="$u/app.slice/test.scope"
+}
+
+# in_scope CMD...: CMD as the user, in the delegated scope (moved there by
+# root, as systemd starts a user's session processes there).
+in_scope() {
+	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$DG" \
+		setpriv --reuid="$RL_UID" --regid="$RL_UID" --clear-groups \
+		env -i PATH="$RL/bin:/usr/bin:/bin" SBX_ROOT="$RL/root" HOME="$RL" "$@"
+}
+
+undelegate() {
+	[ -n "${DG_ROOT:-}" ] || return 0
+	find "$DG_ROOT" -depth -type d -exec rmdir {} + 2>/dev/null
+	rmdir "$DG_ROOT" 2>/dev/null || true
 }
 
 @test "rootless: provision and run; root inside is the caller outside, nothing more" {
@@ -147,4 +181,22 @@ teardown() {
 	run -0 as_user timeout 60 sbx-cp "$RL/in.txt" "$id:/tmp"
 	run -0 as_user timeout 60 sbx-cp "$id:/tmp/in.txt" "$RL/out.txt"
 	[ "$(cat "$RL/out.txt")" = data ]
+}
+
+@test "rootless with a cgroup v2 subtree delegated as systemd does: real limits, counted per run, removed by gc" {
+	delegate
+	printf 'resource_allocation: {memory_mb: 64, memory_soft_pct: 50, pids: 64, cpu_cores: 0.5}\n' > "$RL/limits.yaml"
+	chown "$RL_UID:$RL_UID" "$RL/limits.yaml"
+	run -0 in_scope sbx-provision "$RL/limits.yaml"
+	id=$output
+	cgpath=$(in_scope sbx-inspect "$id" | sed -n 's/^ *cgroup: "2:\(.*\)"$/\1/p')
+	# below the delegated subtree, which the user owns
+	[[ $cgpath == "${DG_ROOT#/sys/fs/cgroup}/user@$RL_UID.service/app.slice/sbx/"* ]]
+	[ "$(cat "/sys/fs/cgroup$cgpath/memory.max")" = $((64 << 20)) ]
+	run -137 in_scope sbx-run "$id" -- python3 -c 'b = bytearray(200 << 20); b[::4096] = b"\1" * len(b[::4096])'
+	run -0 in_scope sbx-run --trace "$RL/t.yaml" "$id" -- sh -c 'for i in $(seq 100); do sleep 5 >/dev/null 2>&1 & done 2>&1 | grep -c fork'
+	[ "$output" -gt 0 ]
+	grep -q 'pids_limit_hits: [1-9]' "$RL/t.yaml"
+	run -0 in_scope sbx-gc "$id"
+	[ ! -e "/sys/fs/cgroup$cgpath" ]
 }
