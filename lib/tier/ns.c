@@ -738,7 +738,8 @@ ns_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		return sbx_err_prefix(e, "resource_allocation cannot be enforced");
 	}
 	sbx_crash_point("create-cgroup");
-	if (have_cg && (init_cgroup(m, &cg, &initcg, cgfds, e) == -1 || io_throttle(s, m, &cg, e) == -1))
+	if (have_cg && (init_cgroup(m, &cg, &initcg, cgfds, e) == -1 ||
+	    io_throttle(s, m, &cg, e) == -1))
 		goto fail;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) == -1 ||
 	    pipe2(st, O_CLOEXEC) == -1) {
@@ -1366,7 +1367,6 @@ run_prepare(struct ns_run *r, struct sbx_err *e)
 	return 0;
 }
 
-/* In the child: our ends of the channels close, the child's stay. */
 /* No thread but the caller (/proc/self/task holds ., .. and one a thread). */
 static int
 single_threaded(void)
@@ -1376,6 +1376,7 @@ single_threaded(void)
 	return stat("/proc/self/task", &st) == 0 && st.st_nlink == 3;
 }
 
+/* In the child: our ends of the channels close, the child's stay. */
 static void
 run_child_fds(struct ns_run *r)
 {

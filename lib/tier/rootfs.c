@@ -957,7 +957,6 @@ mask_proc(int rootfd, struct sbx_err *e)
 
 	for (i = 0; i < (int)SBX_ARRAY_LEN(proc_masked); i++)
 		target[i] = tree[i] = -1;
-
 	if ((fs = fsopen("tmpfs", FSOPEN_CLOEXEC)) == -1 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) == -1 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "4", 0) == -1 ||
