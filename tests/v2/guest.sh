@@ -40,10 +40,21 @@ mount -t tmpfs -o mode=755 run /run
 modprobe virtio_blk || off
 modprobe -a loop veth nf_tables || off
 for _ in $(seq 100); do [ -b /dev/vda ] && break; sleep 0.1; done
+# The host's /tmp stays reachable at /run/host-tmp, and what the run needs of
+# it (the tree and build, when they are there, as in a CI clone) goes back in.
+mkdir -p /run/host-tmp
+mount --bind /tmp /run/host-tmp
 if ! mkfs.ext4 -q -F /dev/vda || ! mount -t ext4 /dev/vda /tmp || ! chmod 1777 /tmp; then
 	echo "sbx-guest: no ext4 on /dev/vda for /tmp"
 	off
 fi
+for d in "$REPO" "${SBX_BIN:-}" "${SBX_LIBEXEC:-}" "${SBX_HOSTILE:-}"; do
+	case $d in
+	/tmp/*) [ -d "$d" ] && continue
+		mkdir -p "$d" && mount --bind "/run/host-tmp/${d#/tmp/}" "$d" ||
+			echo "sbx-guest: cannot reach $d of the host's /tmp" ;;
+	esac
+done
 mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup
 mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 hostname sbx-v2-guest
@@ -60,7 +71,7 @@ echo "# guest kernel $(uname -r), $(nproc) CPUs, $(($(sed -n 's/^MemTotal: *\([0
 echo "# cgroup mounts in /proc/self/mountinfo:"
 awk '$0 ~ / - cgroup2? / { print "#   " $0 }' /proc/self/mountinfo
 echo "# controllers: $(cat "$cg/cgroup.controllers")"
-cd "$REPO" || off
+cd "$REPO" || { echo "sbx-guest: no $REPO"; off; }
 if [ -n "${GUEST_CMD:-}" ]; then
 	# shellcheck disable=SC2086
 	$GUEST_CMD
