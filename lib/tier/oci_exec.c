@@ -22,6 +22,7 @@
 #include "pty.h"
 #include "quota.h"
 #include "supervise.h"
+#include "tier_env.h"
 #include "util.h"
 
 #define MAX_ARGS 4096
@@ -64,50 +65,6 @@ runsc_killed(const struct oci_run *r)
 	return r->p.kind == OCI_RUNSC && r->have_cg &&
 	    (sbx_cgroup_oom_kills(&r->cg) > r->oom_before ||
 	    (pids >= 0 && r->pids_before >= 0 && pids > r->pids_before));
-}
-
-/*
- * The command's environment, as the namespace tier's (later entries win):
- * pointers into one block, *pool, which the caller frees with the array.
- */
-static const char **
-build_env(const struct sbx_manifest *m, const struct sbx_exec *x, unsigned uid, size_t *count,
-    char **pool)
-{
-	size_t cap = m->n_env + x->n_env + 3, size = 200 + strlen(m->sandbox_id), n = 0, i, j;
-	const char **env;
-	char *w;
-
-	for (i = 0; i < m->n_env; i++)
-		size += strlen(m->env[i].key) + strlen(m->env[i].val) + 2;
-	for (i = 0; i < x->n_env; i++)
-		size += strlen(x->env[i]) + 1;
-	env = calloc(cap, sizeof *env);
-	if ((*pool = w = malloc(size)) == NULL || env == NULL) {
-		free(*pool);
-		free(env);
-		return NULL;
-	}
-#define ADD(...) do { env[n++] = w; w += snprintf(w, size - (size_t)(w - *pool), __VA_ARGS__) + 1; } while (0)
-	ADD("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-	ADD("HOME=%s", uid == 0 ? "/root" : uid == 1000 ? "/home/sandbox" : "/");
-	ADD("HOSTNAME=%s", m->sandbox_id);
-	for (i = 0; i < m->n_env; i++)
-		ADD("%s=%s", m->env[i].key, m->env[i].val);
-	for (i = 0; i < x->n_env; i++)
-		ADD("%s", x->env[i]);
-#undef ADD
-	for (i = 0; i < n; i++)
-		for (j = i + 1; j < n; j++)
-			if (strncmp(env[i], env[j], strcspn(env[i], "=") + 1) == 0) {
-				env[i] = NULL;
-				break;
-			}
-	for (i = j = 0; i < n; i++)
-		if (env[i] != NULL)
-			env[j++] = env[i];
-	*count = j;
-	return env;
 }
 
 /* RUNTIME --root R [its flags] --log L --log-format json exec --pid-file F
@@ -415,7 +372,7 @@ run_start(struct oci_run *r, const struct sbx_exec *x, struct sbx_exec_result *r
 
 	sbx_manifest_user_parse(x->user ? x->user : r->m->user, &uid, &gid);
 	snprintf(user, sizeof user, "%u:%u", uid, gid);
-	if ((env = build_env(r->m, x, uid, &n_env, &pool)) == NULL)
+	if ((env = sbx_tier_env(r->m, x, uid, &n_env, &pool)) == NULL)
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "out of memory");
 	if ((argv = exec_argv(r, x, env, n_env, user)) == NULL) {
 		free(env);
