@@ -2,24 +2,6 @@
 # The watchdog: lifetimes enforced from outside, memory warnings, pause/resume.
 load helpers
 
-# wait_gone PID SECONDS: wait until the process is gone (or a zombie); prints ms taken
-wait_gone() {
-	local start st
-	start=$(date +%s%N)
-	while :; do
-		st=$(ps -o stat= -p "$1" 2>/dev/null) || true
-		[ -z "$st" ] || [[ $st == Z* ]] && break
-		[ $(( ($(date +%s%N) - start) / 1000000 )) -lt $(( $2 * 1000 )) ] || return 1
-		sleep 0.02
-	done
-	echo $(( ($(date +%s%N) - start) / 1000000 ))
-}
-
-# ms_of "2026-12-02T18:07:29.868Z": milliseconds since the epoch
-ms_of() {
-	echo $(( $(date -d "$1" +%s%N) / 1000000 ))
-}
-
 @test "max_wall_clock_s 2: a sandbox running sleep 100 ends at its deadline, within 0.5 s by sbx's clock, reason wall-clock" {
 	printf 'resource_allocation: {max_wall_clock_s: 2, pids: 32, memory_mb: 128}\n' > "$WORK/m.yaml"
 	provision "$WORK/m.yaml"

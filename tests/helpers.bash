@@ -123,6 +123,24 @@ cg_cpu_ns() {
 # it holds no namespace, mount or memory any more). ps fails for a PID that is
 # no more, which errexit must not take for an answer (a parent that reaps at
 # once, as the v2 guest's PID 1 does, leaves no zombie to find).
+# wait_gone PID SECONDS: wait until the process is gone (or a zombie); prints ms taken
+wait_gone() {
+	local start st
+	start=$(date +%s%N)
+	while :; do
+		st=$(ps -o stat= -p "$1" 2>/dev/null) || true
+		[ -z "$st" ] || [[ $st == Z* ]] && break
+		[ $(( ($(date +%s%N) - start) / 1000000 )) -lt $(( $2 * 1000 )) ] || return 1
+		sleep 0.02
+	done
+	echo $(( ($(date +%s%N) - start) / 1000000 ))
+}
+
+# ms_of "2026-12-02T18:07:29.868Z": milliseconds since the epoch
+ms_of() {
+	echo $(( $(date -d "$1" +%s%N) / 1000000 ))
+}
+
 gone() {
 	local st
 	st=$(ps -o stat= -p "$1" 2>/dev/null) || true
