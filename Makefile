@@ -53,7 +53,8 @@ FUZZ_SECONDS ?= 30
 HOSTILE := $(patsubst tests/hostile/%.c,$(B)/hostile/%,$(wildcard tests/hostile/*.c)) \
 	$(patsubst tests/hostile/%.sh,$(B)/hostile/%.sh,$(wildcard tests/hostile/*.sh))
 
-GUEST := $(B)/libexec/sbx-guest-exec
+GUEST := $(B)/libexec/sbx-guest-exec $(B)/libexec/sbx-agent $(B)/libexec/guest/build.sh \
+	$(B)/libexec/guest/init
 
 all: $(BINS) $(GUEST) $(MANS)
 
@@ -73,9 +74,19 @@ $(B)/unit/%: tests/unit/%.c $(B)/libsbx.a $(LIB_H)
 	$(CC) $(CFLAGS) $(SBX_CFLAGS) $(ALL_INC) $(LDFLAGS) $(SBX_LDFLAGS) -o $@ $< $(B)/libsbx.a $(LIBS)
 
 # Run inside gVisor sandboxes: static, as their root may have no C library.
-$(GUEST): cmd/guest/sbx-guest-exec.c
+$(B)/libexec/sbx-guest-exec: cmd/guest/sbx-guest-exec.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -static -o $@ $<
+
+# The microVM tier's guest agent: the guest's PID 1, static (its initramfs has no C library).
+$(B)/libexec/sbx-agent: cmd/guest/sbx-agent.c lib/tier/vm_proto.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Ilib/tier -static -o $@ $<
+
+# The guest kit's builder, run by the microVM tier on first use.
+$(B)/libexec/guest/%: contrib/guest/%
+	@mkdir -p $(@D)
+	install -m 755 $< $@
 
 # Hostile programs, run inside sandboxes by tests/35-hostile.bats.
 $(B)/hostile/%: tests/hostile/%.c
@@ -123,11 +134,16 @@ build/man/%: man/%.scd
 deps:
 	@contrib/install-deps.sh
 	@contrib/install-deps.sh s3
+	@contrib/install-deps.sh guest
 
 # The whole suite: C unit tests, then the bats files; the last line is the summary.
+# The microVM tier's tests use the guest kit (contrib/guest/build.sh, from
+# Debian's kernel package); without one they are skipped, saying so.
 check: deps
 	@$(MAKE) --no-print-directory all $(UNITS) $(FUZZ_REPLAY) $(HOSTILE)
-	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_UNIT=$(CURDIR)/$(B)/unit SBX_REPLAY=$(CURDIR)/$(B)/replay \
+	@kit=$$(contrib/guest/build.sh $(CURDIR)/$(B)/guest) || { kit=""; echo "check: no guest kit: the microvm tests are skipped" >&2; }; \
+	SBX_GUEST_KIT=$${SBX_GUEST_KIT-$$kit} \
+	SBX_BIN=$(CURDIR)/$(B)/bin SBX_UNIT=$(CURDIR)/$(B)/unit SBX_REPLAY=$(CURDIR)/$(B)/replay \
 		SBX_LIBEXEC=$(CURDIR)/$(B)/libexec \
 		SBX_HOSTILE=$(CURDIR)/$(B)/hostile SBX_SANITIZE=$(SANITIZE) tests/run $(TESTS)
 
@@ -201,7 +217,9 @@ install: all
 		$(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(DATADIR)/sbx/manifests
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
 	install -d $(DESTDIR)$(LIBEXECDIR)
-	install -m 755 $(GUEST) $(DESTDIR)$(LIBEXECDIR)
+	install -d $(DESTDIR)$(LIBEXECDIR)/guest
+	install -m 755 $(B)/libexec/sbx-guest-exec $(B)/libexec/sbx-agent $(DESTDIR)$(LIBEXECDIR)
+	install -m 755 $(B)/libexec/guest/build.sh $(B)/libexec/guest/init $(DESTDIR)$(LIBEXECDIR)/guest
 	install -m 644 manifests/* $(DESTDIR)$(DATADIR)/sbx/manifests
 	for m in $(MANS); do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
 	install -m 644 completions/sbx.bash $(DESTDIR)$(BASHCOMPDIR)/sbx
@@ -213,7 +231,8 @@ uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(BASHCOMPDIR)/$$p; done
 	for m in $(MANS); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
 	rm -f $(DESTDIR)$(ZSHCOMPDIR)/_sbx $(DESTDIR)$(FISHCOMPDIR)/sbx.fish
-	rm -f $(DESTDIR)$(LIBEXECDIR)/sbx-guest-exec
+	rm -f $(DESTDIR)$(LIBEXECDIR)/sbx-guest-exec $(DESTDIR)$(LIBEXECDIR)/sbx-agent
+	rm -rf $(DESTDIR)$(LIBEXECDIR)/guest
 	rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
 	rm -rf $(DESTDIR)$(DATADIR)/sbx/manifests
 	rmdir $(DESTDIR)$(DATADIR)/sbx 2>/dev/null || true

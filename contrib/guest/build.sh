@@ -4,7 +4,9 @@
 # linux-image-amd64, which has 9p), its modules, and a small initramfs whose
 # init (contrib/guest/init) mounts the host's root read-only over virtio-9p
 # under a tmpfs overlay and hands over to the command on the kernel's command
-# line. Nothing is fetched but Debian's own packages, through apt.
+# line. The microVM tier (sbx_vm=1 on the command line) boots the same kit
+# with its own root and agent (see init). Nothing is fetched but Debian's own
+# packages, through apt.
 #
 #   contrib/guest/build.sh OUTDIR     prints the kit's directory
 #
@@ -14,9 +16,10 @@ set -eu
 out=${1:?usage: build.sh OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 
-# The modules the initramfs loads to reach its root; the rest come from the kit
-# over 9p once it is mounted.
-boot_modules="virtio_mmio 9pnet_virtio 9p overlay"
+# The modules the initramfs loads to reach its root (the test guest's over 9p,
+# a microVM's over 9p and its ext4 disk) and the agent's ports; the rest come
+# from the kit over 9p once it is mounted.
+boot_modules="virtio_mmio 9pnet_virtio 9p overlay virtio_blk virtio_console crc32c_generic ext4"
 
 kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
 	sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1)

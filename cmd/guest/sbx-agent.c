@@ -1,0 +1,838 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sbx-agent: the microVM tier's guest agent, the guest's PID 1 once its
+ * initramfs has put the root in place (contrib/guest/init). It serves the
+ * host over the virtio-serial ports sbx.0 ... sbx.3 (lib/tier/vm_proto.h),
+ * one session per port at a time: a command run as the host asks (its
+ * user, directory, environment, streams or a terminal), its signals and
+ * resizes, its exit status and resource use. The commands run in cgroups of
+ * the guest's own (sbx/run-N below one sbx cgroup with the sandbox's pids
+ * and memory limits); a run's leftovers die with it. It reaps every orphan,
+ * as a PID 1 must. Static: nothing of the guest's root is needed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <linux/random.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "vm_proto.h"
+
+#define CG "/sys/fs/cgroup"
+#define CG_SBX CG "/sbx"
+
+struct queue {
+	char *buf;
+	size_t len;
+};
+
+struct session {
+	int port;               /* the port's descriptor */
+	int connected;
+	char *in;               /* a frame being read */
+	size_t in_len;
+	pid_t pid;              /* the command (0: none) */
+	int status, exited;
+	struct rusage ru;
+	int in_fd, out_fd, err_fd; /* to and from the command; -1: closed */
+	int tty;
+	int stdin_eof;
+	struct queue q;         /* stdin not yet written */
+	long long oom_before, pids_before, run_pids_before, cpu_before;
+	char cg[64];
+};
+
+static struct session ss[VM_PORTS];
+extern char **environ;
+
+static void
+say(const char *fmt, const char *arg)
+{
+	int fd = open("/dev/console", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+
+	if (fd != -1) {
+		dprintf(fd, "sbx-agent: ");
+		dprintf(fd, fmt, arg);
+		dprintf(fd, "\n");
+		close(fd);
+	}
+}
+
+static int
+write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
+
+	if (fd == -1)
+		return -1;
+	r = vm_write_all(fd, text, strlen(text));
+	close(fd);
+	return r;
+}
+
+/* The number after key in a "key value" file (-1: none). */
+static long long
+read_key(const char *path, const char *key)
+{
+	char buf[4096], *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	size_t kl = strlen(key);
+
+	if (fd == -1)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (p = buf; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, key, kl) == 0 && (p[kl] == ' ' || p[kl] == ':'))
+			return strtoll(p + kl + 1 + (p[kl] == ':'), NULL, 10);
+	return -1;
+}
+
+static long long
+read_num(const char *path)
+{
+	char buf[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd == -1)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtoll(buf, NULL, 10);
+}
+
+static void
+setup_system(void)
+{
+	char name[64];
+	int i;
+
+	mkdir("/dev/pts", 0755);
+	mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620");
+	unlink("/dev/ptmx");
+	symlink("pts/ptmx", "/dev/ptmx");
+	mkdir("/dev/shm", 01777);
+	mount("shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+	mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=755");
+	mount("cgroup2", CG, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	write_text(CG "/cgroup.subtree_control", "+cpu +memory +pids");
+	/* The guest's RAM is small by design: an allocation is the memory
+	 * limit's to refuse (an OOM kill, as on the host), not the heuristic's. */
+	write_text("/proc/sys/vm/overcommit_memory", "1");
+	mkdir(CG_SBX, 0755);
+	write_text(CG_SBX "/cgroup.subtree_control", "+cpu +memory +pids");
+	for (i = 0; i < VM_PORTS; i++) {
+		snprintf(name, sizeof name, CG_SBX "/run-%d", i);
+		mkdir(name, 0755);
+	}
+	/* The loopback up: the guest's only network (it has no NIC). */
+	if ((i = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) != -1) {
+		struct ifreq ifr = { 0 };
+
+		snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+		if (ioctl(i, SIOCGIFFLAGS, &ifr) == 0) {
+			ifr.ifr_flags |= IFF_UP;
+			ioctl(i, SIOCSIFFLAGS, &ifr);
+		}
+		close(i);
+	}
+}
+
+/* The port named sbx.N, found by its name in sysfs. */
+static int
+open_port(int n)
+{
+	char want[16], path[300], name[32];
+	struct dirent *d;
+	DIR *dir;
+	int fd = -1;
+
+	snprintf(want, sizeof want, "sbx.%d", n);
+	if ((dir = opendir("/sys/class/virtio-ports")) == NULL)
+		return -1;
+	while (fd == -1 && (d = readdir(dir)) != NULL) {
+		int nf;
+		ssize_t len;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/sys/class/virtio-ports/%s/name", d->d_name);
+		if ((nf = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		len = read(nf, name, sizeof name - 1);
+		close(nf);
+		if (len <= 0)
+			continue;
+		name[len] = '\0';
+		name[strcspn(name, "\n")] = '\0';
+		if (strcmp(name, want) != 0)
+			continue;
+		snprintf(path, sizeof path, "/dev/%s", d->d_name);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	}
+	closedir(dir);
+	if (fd != -1) {
+		/* SIGIO when the host connects or goes (virtio_console's fasync). */
+		fcntl(fd, F_SETOWN, getpid());
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC);
+	}
+	return fd;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd != -1)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The command and all it started, killed; its streams dropped. */
+static void
+session_end(struct session *s)
+{
+	char path[96];
+
+	if (s->pid > 0 && !s->exited) {
+		kill(-s->pid, SIGKILL);
+		kill(s->pid, SIGKILL);
+	}
+	if (s->cg[0]) {
+		snprintf(path, sizeof path, "%s/cgroup.kill", s->cg);
+		write_text(path, "1");
+	}
+	if (s->exited || s->pid <= 0)
+		s->pid = 0;
+	close_fd(&s->in_fd);
+	close_fd(&s->out_fd);
+	close_fd(&s->err_fd);
+	free(s->q.buf);
+	s->q.buf = NULL;
+	s->q.len = 0;
+	s->stdin_eof = 0;
+	/* Still to be reaped: the reaper forgets it (pid stays, exited 0, no streams). */
+	if (s->pid > 0)
+		s->pid = -s->pid;
+}
+
+static int
+send_frame(struct session *s, uint32_t type, const void *a, size_t alen, const void *b,
+    size_t blen)
+{
+	if (!s->connected)
+		return -1;
+	if (vm_send(s->port, type, a, alen, b, blen) == -1) {
+		session_end(s);
+		s->connected = 0;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+fail(struct session *s, int32_t status, const char *msg)
+{
+	send_frame(s, VM_FAILED, &status, sizeof status, msg, strlen(msg));
+}
+
+/* The strings of an EXEC frame: count of them from *p, NUL-ended, not past end. */
+static char **
+strings(char **p, const char *end, uint32_t count)
+{
+	char **v;
+	uint32_t i;
+
+	if (count > 65536 || (v = calloc(count + 1, sizeof *v)) == NULL)
+		return NULL;
+	for (i = 0; i < count; i++) {
+		char *z = memchr(*p, '\0', (size_t)(end - *p));
+
+		if (z == NULL) {
+			free(v);
+			return NULL;
+		}
+		v[i] = *p;
+		*p = z + 1;
+	}
+	return v;
+}
+
+static void
+child(struct session *s, const struct vm_exec *x, const char *cwd, char **argv, char **env,
+    int slave, int pin[2], int pout[2], int perr[2], int report)
+{
+	char pid[32], path[96];
+	int err;
+
+	sigset_t all;
+
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	setsid();
+	snprintf(pid, sizeof pid, "%d", getpid());
+	snprintf(path, sizeof path, "%s/cgroup.procs", s->cg);
+	write_text(path, pid);
+	if (x->tty) {
+		ioctl(slave, TIOCSCTTY, 0);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+	} else {
+		dup2(pin[0], 0);
+		dup2(pout[1], 1);
+		dup2(perr[1], 2);
+	}
+	if (setgroups(0, NULL) == -1 || setresgid(x->gid, x->gid, x->gid) == -1 ||
+	    setresuid(x->uid, x->uid, x->uid) == -1) {
+		err = errno;
+		(void)!write(report, &err, sizeof err);
+		_exit(125);
+	}
+	if (chdir(cwd) == -1) {
+		err = -errno;
+		(void)!write(report, &err, sizeof err);
+		_exit(126);
+	}
+	environ = env;
+	execvp(argv[0], argv);
+	err = errno;
+	(void)!write(report, &err, sizeof err);
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+static void
+do_exec(struct session *s, char *p, uint32_t len)
+{
+	struct vm_exec x;
+	char *end = p + len, *cwd, **argv = NULL, **env = NULL, msg[300], path[96];
+	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 }, rep[2];
+	int master = -1, slave = -1, err = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (s->pid != 0)
+		return fail(s, 125, "a command is running on this port");
+	if (len < sizeof x)
+		return fail(s, 125, "short EXEC");
+	memcpy(&x, p, sizeof x);
+	p += sizeof x;
+	cwd = p;
+	if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
+		return fail(s, 125, "EXEC without a directory");
+	p++;
+	if (x.argc == 0 || (argv = strings(&p, end, x.argc)) == NULL ||
+	    (env = strings(&p, end, x.envc)) == NULL) {
+		free(argv);
+		return fail(s, 125, "EXEC with broken strings");
+	}
+	if (x.tty) {
+		struct winsize ws = { (unsigned short)x.rows, (unsigned short)x.cols, 0, 0 };
+
+		if ((master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1 ||
+		    grantpt(master) == -1 || unlockpt(master) == -1 ||
+		    (slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1) {
+			snprintf(msg, sizeof msg, "no terminal: %s", strerror(errno));
+			close_fd(&master);
+			goto fail;
+		}
+		if (ws.ws_row)
+			ioctl(master, TIOCSWINSZ, &ws);
+	} else if (pipe2(pin, O_CLOEXEC) == -1 || pipe2(pout, O_CLOEXEC) == -1 ||
+	    pipe2(perr, O_CLOEXEC) == -1) {
+		snprintf(msg, sizeof msg, "pipes: %s", strerror(errno));
+		goto fail;
+	}
+	if (pipe2(rep, O_CLOEXEC) == -1) {
+		snprintf(msg, sizeof msg, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	snprintf(s->cg, sizeof s->cg, CG_SBX "/run-%d", (int)(s - ss));
+	snprintf(path, sizeof path, "%s/memory.events", s->cg);
+	s->oom_before = read_key(path, "oom_kill");
+	s->pids_before = read_key(CG_SBX "/pids.events", "max");
+	snprintf(path, sizeof path, "%s/pids.events", s->cg);
+	s->run_pids_before = read_key(path, "max");
+	snprintf(path, sizeof path, "%s/cpu.stat", s->cg);
+	s->cpu_before = read_key(path, "usage_usec");
+	if ((pid = fork()) == 0)
+		child(s, &x, cwd, argv, env, slave, pin, pout, perr, rep[1]);
+	close(rep[1]);
+	if (pid == -1) {
+		close(rep[0]);
+		snprintf(msg, sizeof msg, "fork: %s", strerror(errno));
+		goto fail;
+	}
+	n = read(rep[0], &err, sizeof err);
+	close(rep[0]);
+	s->pid = pid;
+	s->exited = 0;
+	s->tty = (int)x.tty;
+	if (x.tty) {
+		close(slave);
+		s->in_fd = master;
+		s->out_fd = dup(master);
+		s->err_fd = -1;
+	} else {
+		close(pin[0]);
+		close(pout[1]);
+		close(perr[1]);
+		s->in_fd = pin[1];
+		s->out_fd = pout[0];
+		s->err_fd = perr[0];
+	}
+	fcntl(s->in_fd, F_SETFL, O_NONBLOCK);
+	if (n == (ssize_t)sizeof err) {
+		int32_t st = err == ENOENT ? 127 : 126;
+
+		if (err < 0)
+			snprintf(msg, sizeof msg, "%s: %s", cwd, strerror(-err));
+		else
+			snprintf(msg, sizeof msg, "%s: %s", argv[0], strerror(err));
+		free(argv);
+		free(env);
+		/* The child exits by itself; its end is reaped and dropped. */
+		send_frame(s, VM_FAILED, &st, sizeof st, msg, strlen(msg));
+		session_end(s);
+		return;
+	}
+	free(argv);
+	free(env);
+	{
+		uint32_t upid = (uint32_t)pid;
+
+		send_frame(s, VM_STARTED, &upid, sizeof upid, NULL, 0);
+	}
+	return;
+fail:
+	free(argv);
+	free(env);
+	close_fd(&slave);
+	close_fd(&master);
+	close_fd(&pin[0]);
+	close_fd(&pin[1]);
+	close_fd(&pout[0]);
+	close_fd(&pout[1]);
+	close_fd(&perr[0]);
+	close_fd(&perr[1]);
+	fail(s, 125, msg);
+}
+
+static void
+do_setup(struct session *s, const char *p, uint32_t len)
+{
+	struct vm_setup st;
+	char num[32];
+	int fd;
+
+	if (len < sizeof st)
+		return fail(s, 125, "short SETUP");
+	memcpy(&st, p, sizeof st);
+	if (len > sizeof st)
+		sethostname(p + sizeof st, len - sizeof st);
+	snprintf(num, sizeof num, "%lld", (long long)st.pids_max);
+	write_text(CG_SBX "/pids.max", st.pids_max > 0 ? num : "max");
+	snprintf(num, sizeof num, "%lld", (long long)st.memory_max);
+	write_text(CG_SBX "/memory.max", st.memory_max > 0 ? num : "max");
+	snprintf(num, sizeof num, "%lld", (long long)st.memory_high);
+	write_text(CG_SBX "/memory.high", st.memory_high > 0 ? num : "max");
+	/* New entropy, credited: a clone resumed from one memory image must not
+	 * draw the same random numbers as its siblings. */
+	if ((fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC)) != -1) {
+		struct {
+			int count, size;
+			uint8_t buf[32];
+		} r = { 256, 32, { 0 } };
+
+		memcpy(r.buf, st.seed, sizeof r.buf);
+		if (ioctl(fd, RNDADDENTROPY, &r) == -1)
+			(void)!write(fd, st.seed, sizeof st.seed);
+		close(fd);
+	}
+	send_frame(s, VM_OK, NULL, 0, NULL, 0);
+}
+
+static void
+do_stat(struct session *s)
+{
+	struct vm_stats st = { 0 };
+	struct statvfs v;
+	long long total = read_key("/proc/meminfo", "MemTotal");
+	long long avail = read_key("/proc/meminfo", "MemAvailable");
+
+	st.memory_bytes = total >= 0 && avail >= 0 ? (total - avail) * 1024 : -1;
+	st.pids = read_num(CG_SBX "/pids.current");
+	st.cpu_us = read_key(CG_SBX "/cpu.stat", "usage_usec");
+	st.disk_bytes = statvfs("/", &v) == 0 ? (int64_t)((v.f_blocks - v.f_bfree) * v.f_frsize) : -1;
+	send_frame(s, VM_STATS, &st, sizeof st, NULL, 0);
+}
+
+static void
+frame(struct session *s, uint32_t type, char *p, uint32_t len)
+{
+	uint64_t nonce;
+	uint32_t u;
+
+	switch (type) {
+	case VM_HELLO: {
+		struct utsname un;
+		uint32_t ver = VM_PROTO_VERSION;
+		char buf[12];
+
+		session_end(s);
+		if (len < sizeof nonce)
+			return;
+		memcpy(&nonce, p, sizeof nonce);
+		memcpy(buf, &nonce, sizeof nonce);
+		memcpy(buf + sizeof nonce, &ver, sizeof ver);
+		uname(&un);
+		send_frame(s, VM_READY, buf, sizeof buf, un.release, strlen(un.release));
+		break;
+	}
+	case VM_SETUP:
+		do_setup(s, p, len);
+		break;
+	case VM_EXEC:
+		do_exec(s, p, len);
+		break;
+	case VM_STDIN:
+		if (s->in_fd == -1)
+			break;
+		if (len == 0) {
+			s->stdin_eof = 1;
+			if (s->q.len == 0 && !s->tty)
+				close_fd(&s->in_fd);
+			break;
+		}
+		if (s->q.len + len > (16u << 20))
+			break;
+		{
+			char *nb = realloc(s->q.buf, s->q.len + len);
+
+			if (nb == NULL)
+				break;
+			s->q.buf = nb;
+			memcpy(nb + s->q.len, p, len);
+			s->q.len += len;
+		}
+		break;
+	case VM_SIGNAL:
+		if (len >= sizeof u && s->pid > 0 && !s->exited) {
+			memcpy(&u, p, sizeof u);
+			kill(-s->pid, (int)u);
+		}
+		break;
+	case VM_RESIZE:
+		if (len >= 4 && s->tty && s->in_fd != -1) {
+			uint16_t rc[2];
+			struct winsize ws = { 0 };
+
+			memcpy(rc, p, sizeof rc);
+			ws.ws_row = rc[0];
+			ws.ws_col = rc[1];
+			ioctl(s->in_fd, TIOCSWINSZ, &ws);
+		}
+		break;
+	case VM_STAT:
+		do_stat(s);
+		break;
+	case VM_POWEROFF:
+		sync();
+		reboot(RB_POWER_OFF);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Bytes from the host: whole frames handled. */
+static void
+port_read(struct session *s)
+{
+	char buf[65536];
+	ssize_t n = read(s->port, buf, sizeof buf);
+	size_t off = 0;
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+			session_end(s);
+			s->connected = 0;
+			free(s->in);
+			s->in = NULL;
+			s->in_len = 0;
+		}
+		return;
+	}
+	while (off < (size_t)n) {
+		struct vm_hdr h;
+		size_t want, take;
+		char *nb;
+
+		want = sizeof h;
+		if (s->in_len >= sizeof h) {
+			memcpy(&h, s->in, sizeof h);
+			if (h.len > VM_FRAME_MAX) {
+				/* Out of step: drop the session, the host starts again. */
+				session_end(s);
+				free(s->in);
+				s->in = NULL;
+				s->in_len = 0;
+				return;
+			}
+			want += h.len;
+		}
+		take = want - s->in_len;
+		if (take > (size_t)n - off)
+			take = (size_t)n - off;
+		if ((nb = realloc(s->in, s->in_len + take + 1)) == NULL)
+			return;
+		s->in = nb;
+		memcpy(s->in + s->in_len, buf + off, take);
+		s->in_len += take;
+		off += take;
+		if (s->in_len < sizeof h)
+			continue;
+		memcpy(&h, s->in, sizeof h);
+		if (h.len <= VM_FRAME_MAX && s->in_len == sizeof h + h.len) {
+			s->in[s->in_len] = '\0';
+			frame(s, h.type, s->in + sizeof h, h.len);
+			s->in_len = 0;
+		}
+	}
+}
+
+/* A stream of the command to the host; at its end, closed. */
+static void
+relay_out(struct session *s, int *fd, uint32_t type)
+{
+	char buf[32768];
+	ssize_t n = read(*fd, buf, sizeof buf);
+
+	if (n > 0) {
+		send_frame(s, type, buf, (size_t)n, NULL, 0);
+		return;
+	}
+	if (n == 0 || errno != EINTR)
+		close_fd(fd);
+}
+
+static void
+flush_stdin(struct session *s)
+{
+	ssize_t n = write(s->in_fd, s->q.buf, s->q.len);
+
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR) {
+			s->q.len = 0;
+			close_fd(&s->in_fd);
+		}
+		return;
+	}
+	memmove(s->q.buf, s->q.buf + n, s->q.len - (size_t)n);
+	s->q.len -= (size_t)n;
+	if (s->q.len == 0 && s->stdin_eof && !s->tty)
+		close_fd(&s->in_fd);
+}
+
+/* A run is over once its command is reaped and its streams have ended. */
+static void
+maybe_done(struct session *s)
+{
+	struct vm_exit x = { 0 };
+	char path[96];
+	long long v;
+
+	if (s->pid <= 0 || !s->exited || s->out_fd != -1 || s->err_fd != -1)
+		return;
+	x.status = s->status;
+	snprintf(path, sizeof path, "%s/memory.events", s->cg);
+	v = read_key(path, "oom_kill");
+	x.oom_kills = v > s->oom_before && s->oom_before >= 0 ? (uint32_t)(v - s->oom_before) : 0;
+	/* A refused fork is counted where the forking task is before Linux
+	 * 6.13 and where the limit is after: the larger of the two. */
+	v = read_key(CG_SBX "/pids.events", "max");
+	x.pids_refused = v > s->pids_before && s->pids_before >= 0 ?
+	    (uint32_t)(v - s->pids_before) : 0;
+	snprintf(path, sizeof path, "%s/pids.events", s->cg);
+	v = read_key(path, "max");
+	if (v > s->run_pids_before && s->run_pids_before >= 0 &&
+	    (uint32_t)(v - s->run_pids_before) > x.pids_refused)
+		x.pids_refused = (uint32_t)(v - s->run_pids_before);
+	x.utime_us = (int64_t)s->ru.ru_utime.tv_sec * 1000000 + s->ru.ru_utime.tv_usec;
+	x.stime_us = (int64_t)s->ru.ru_stime.tv_sec * 1000000 + s->ru.ru_stime.tv_usec;
+	x.maxrss_kb = s->ru.ru_maxrss;
+	snprintf(path, sizeof path, "%s/cpu.stat", s->cg);
+	v = read_key(path, "usage_usec");
+	x.cpu_us = v >= 0 && s->cpu_before >= 0 ? v - s->cpu_before : -1;
+	close_fd(&s->in_fd);
+	s->pid = 0;
+	send_frame(s, VM_EXIT, &x, sizeof x, NULL, 0);
+}
+
+static void
+reap(void)
+{
+	struct rusage ru;
+	int st, i;
+	pid_t pid;
+
+	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0)
+		for (i = 0; i < VM_PORTS; i++) {
+			struct session *s = &ss[i];
+			char path[96];
+
+			if (s->pid == -pid) {
+				s->pid = 0;
+			} else if (s->pid == pid) {
+				s->status = st;
+				s->ru = ru;
+				s->exited = 1;
+				/* What the command left running goes with it: its
+				 * streams then end. */
+				snprintf(path, sizeof path, "%s/cgroup.kill", s->cg);
+				write_text(path, "1");
+				if (s->in_fd != -1 && !s->tty)
+					close_fd(&s->in_fd);
+				maybe_done(s);
+			}
+		}
+}
+
+int
+main(void)
+{
+	struct pollfd pf[1 + VM_PORTS * 4];
+	struct session *who[1 + VM_PORTS * 4];
+	int what[1 + VM_PORTS * 4];
+	sigset_t mask;
+	int sfd, i;
+
+	if (getpid() != 1)
+		fprintf(stderr, "sbx-agent: not the guest's PID 1\n");
+	setup_system();
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGIO);
+	sigaddset(&mask, SIGPIPE);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	for (i = 0; i < VM_PORTS; i++) {
+		ss[i].in_fd = ss[i].out_fd = ss[i].err_fd = -1;
+		if ((ss[i].port = open_port(i)) == -1)
+			say("no port sbx.%s", i == 0 ? "0" : i == 1 ? "1" : i == 2 ? "2" : "3");
+	}
+	say("ready%s", "");
+	for (;;) {
+		nfds_t n = 0;
+		int idle = 0, r;
+
+		pf[n] = (struct pollfd){ sfd, POLLIN, 0 };
+		who[n] = NULL;
+		what[n++] = 0;
+		for (i = 0; i < VM_PORTS; i++) {
+			struct session *s = &ss[i];
+
+			if (s->port == -1)
+				continue;
+			if (!s->connected) {
+				struct pollfd t = { s->port, POLLIN, 0 };
+
+				/* The host is there again once the port hangs up no more. */
+				if (poll(&t, 1, 0) >= 0 && !(t.revents & POLLHUP))
+					s->connected = 1;
+				else
+					idle = 1;
+			}
+			if (s->connected) {
+				pf[n] = (struct pollfd){ s->port, POLLIN, 0 };
+				who[n] = s;
+				what[n++] = 1;
+			}
+			if (s->out_fd != -1) {
+				pf[n] = (struct pollfd){ s->out_fd, POLLIN, 0 };
+				who[n] = s;
+				what[n++] = 2;
+			}
+			if (s->err_fd != -1) {
+				pf[n] = (struct pollfd){ s->err_fd, POLLIN, 0 };
+				who[n] = s;
+				what[n++] = 3;
+			}
+			if (s->in_fd != -1 && s->q.len > 0) {
+				pf[n] = (struct pollfd){ s->in_fd, POLLOUT, 0 };
+				who[n] = s;
+				what[n++] = 4;
+			}
+		}
+		r = poll(pf, n, idle ? 20 : -1);
+		if (r < 0)
+			continue;
+		for (i = 0; i < (int)n; i++) {
+			struct session *s = who[i];
+
+			if (pf[i].revents == 0)
+				continue;
+			switch (what[i]) {
+			case 0: {
+				struct signalfd_siginfo si;
+
+				while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+					;
+				reap();
+				break;
+			}
+			case 1:
+				if (pf[i].revents & POLLIN)
+					port_read(s);
+				else if (pf[i].revents & (POLLHUP | POLLERR)) {
+					session_end(s);
+					s->connected = 0;
+					s->in_len = 0;
+				}
+				break;
+			case 2:
+				if (s->out_fd != -1)
+					relay_out(s, &s->out_fd, VM_STDOUT);
+				maybe_done(s);
+				break;
+			case 3:
+				if (s->err_fd != -1)
+					relay_out(s, &s->err_fd, VM_STDERR);
+				maybe_done(s);
+				break;
+			case 4:
+				if (s->in_fd != -1)
+					flush_stdin(s);
+				break;
+			}
+		}
+	}
+}
