@@ -1258,12 +1258,16 @@ sbx_manifest_defaults(struct sbx_manifest *m, struct sbx_err *e)
 		m->egress_refresh_s = 300;
 	if (m->security.no_new_privileges == -1)
 		m->security.no_new_privileges = 1;
+	/* A microVM's boundary is its own kernel: Landlock (the host kernel's)
+	 * has nothing to guard there, and is off unless asked for (which that
+	 * tier refuses). */
 	if (m->security.landlock == -1)
-		m->security.landlock = 1;
+		m->security.landlock = strcmp(m->isolation_level, "microvm") != 0;
 	/* By port, Landlock also stops the sandbox's own servers on lo: on for
 	 * the code trusted least, a choice for the rest. */
 	if (m->security.landlock_network == -1)
-		m->security.landlock_network = strcmp(m->trust, "sensitive") == 0;
+		m->security.landlock_network = strcmp(m->trust, "sensitive") == 0 &&
+		    strcmp(m->isolation_level, "microvm") != 0;
 	if (m->security.landlock_network == 1 && strcmp(m->network_policy, "host") == 0)
 		return sbx_err_set(e, SBX_EX_DATAERR, "security.landlock_network: the host's network "
 		    "cannot be bounded by ports");

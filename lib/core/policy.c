@@ -726,7 +726,10 @@ check_security(const struct sbx_policy *p, const struct sbx_store *s,
 		    "files below those listed" : "seccomp_files: none, so no custom profile", e,
 		    "security.seccomp: %s", sec->seccomp);
 	}
-	if (sec->landlock == 0 && !p->allow[ALLOW_LANDLOCK_OFF])
+	/* A microVM's guest has a kernel of its own, not the host's to guard
+	 * with Landlock: off there is the tier, not a weakening. */
+	if (sec->landlock == 0 && !p->allow[ALLOW_LANDLOCK_OFF] &&
+	    strcmp(m->isolation_level ? m->isolation_level : "namespace", "microvm") != 0)
 		return refuse(p, s, p->l_allow[ALLOW_LANDLOCK_OFF], "allow: {landlock_off: true} is "
 		    "needed", e, "security.landlock: false");
 	if (sec->no_new_privileges == 0 && !p->allow[ALLOW_NEW_PRIVS])

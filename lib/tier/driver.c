@@ -5,7 +5,8 @@
 
 #include "driver.h"
 
-const struct sbx_driver *const sbx_drivers[] = { &sbx_driver_namespace, &sbx_driver_oci, NULL };
+const struct sbx_driver *const sbx_drivers[] = { &sbx_driver_namespace, &sbx_driver_oci,
+	&sbx_driver_microvm, NULL };
 
 const struct sbx_driver *
 sbx_driver_for(const struct sbx_manifest *m, struct sbx_err *e)
@@ -16,6 +17,8 @@ sbx_driver_for(const struct sbx_manifest *m, struct sbx_err *e)
 		return &sbx_driver_namespace;
 	if (strcmp(level, "oci") == 0)
 		return &sbx_driver_oci;
+	if (strcmp(level, "microvm") == 0)
+		return &sbx_driver_microvm;
 	sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level %s: this build has no %s driver "
 	    "yet; refusing to run with weaker isolation", level, level);
 	return NULL;

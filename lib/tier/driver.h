@@ -4,8 +4,8 @@
  * gc.c, watchdog.c) calls only these; a tier's kernel or VM details stay in
  * its driver. An operation a tier leaves NULL is one it cannot do: the
  * lifecycle answers exit 69 naming it (sbx_driver_cannot), never a weaker
- * substitute. `namespace` and `oci` (runc) are built; `microvm` reports
- * exit 69 until its driver exists.
+ * substitute. `namespace`, `oci` (runc, crun, runsc) and `microvm` (QEMU)
+ * are built.
  */
 #ifndef SBX_DRIVER_H
 #define SBX_DRIVER_H
@@ -121,6 +121,7 @@ struct sbx_driver {
 
 extern const struct sbx_driver sbx_driver_namespace;
 extern const struct sbx_driver sbx_driver_oci;
+extern const struct sbx_driver sbx_driver_microvm;
 
 /* Every driver this build has, NULL-terminated. */
 extern const struct sbx_driver *const sbx_drivers[];

@@ -1,0 +1,905 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The microVM tier: a virtual machine of QEMU's `microvm` type with a kernel
+ * of its own (KVM where the host's works, TCG otherwise), made from the
+ * guest kit (contrib/guest/build.sh: Debian's kernel and busybox), whose
+ * initramfs puts the root in place and hands over to the guest agent.
+ *
+ * The root: the sandbox's read-only layers (the host's system directories
+ * under the skeleton, or the manifest's directory), assembled in QEMU's own
+ * mount namespace and shared read-only over virtio-9p, under an overlay
+ * whose writable layer is the sandbox's own ext4 disk image (disk_mb big:
+ * that is its quota). The VM's RAM and vCPUs are the manifest's; QEMU runs
+ * in the sandbox's cgroup as the sandbox's first host ID, under its own
+ * seccomp sandbox (-sandbox on). Runs go through the agent (vm_agent.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "driver.h"
+#include "ids.h"
+#include "ns.h"
+#include "rootfs.h"
+#include "sha256.h"
+#include "util.h"
+#include "vm.h"
+
+#ifndef SBX_LIBEXEC
+#define SBX_LIBEXEC "/usr/local/libexec/sbx"
+#endif
+
+/* Host memory QEMU needs beside the guest's RAM (TCG's translation cache
+ * of VM_TB_MB, its own heap and threads), under the sandbox's cgroup limit. */
+#define VM_TB_MB 64
+/* How long the kit's kernel may take to reach its panic under KVM (kvm_boots). */
+#define VM_PROBE_S 20
+#define VM_OVERHEAD_MB 256
+/* QEMU's own threads (vCPUs, I/O workers), whatever the guest runs. */
+#define VM_HOST_TASKS 64
+/* The guest's RAM beyond memory_mb: its kernel, page cache and agent (the
+ * commands' cgroup in the guest has memory_mb; Linux 6.1 does not boot in
+ * 64 MiB). Without memory_mb the guest gets VM_MEMORY_MB. */
+#define VM_GUEST_RESERVE_MB 128
+#define VM_MEMORY_MB 512
+/* The writable layer when disk_mb is not set. */
+#define VM_DISK_MB 1024
+
+static const char *const search_dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
+	"/usr/bin", "/sbin", "/bin", NULL };
+
+static int
+find_exe(const char *name, char *path, size_t size)
+{
+	size_t i;
+
+	for (i = 0; search_dirs[i]; i++) {
+		snprintf(path, size, "%s/%s", search_dirs[i], name);
+		if (access(path, X_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static const char *
+libexec(void)
+{
+	const char *d = getenv("SBX_LIBEXEC");
+
+	return d && *d ? d : SBX_LIBEXEC;
+}
+
+/*
+ * Whether the kit's kernel runs under KVM here: it boots with no root to
+ * mount and must reach its panic (and QEMU its exit, -no-reboot) within
+ * VM_PROBE_S. A /dev/kvm that makes VMs is not enough: a nested or
+ * paravirtual KVM (PVM) may make one and never run a stock kernel in it.
+ */
+static int
+kvm_boots(const char *qemu, const char *kernel)
+{
+	char *argv[] = { (char *)qemu, "-M", "microvm", "-accel", "kvm", "-cpu", "host", "-m",
+		"128", "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot", "-serial",
+		"stdio", "-kernel", (char *)kernel, "-append",
+		"console=ttyS0 panic=-1 root=/dev/sbx-none", NULL };
+	double deadline = sbx_monotonic() + VM_PROBE_S;
+	char buf[4096];
+	size_t have = 0, keep;
+	int pfd[2], st, ok = 0;
+	struct pollfd pl;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) == -1)
+		return 0;
+	if ((pid = fork()) == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(pfd[1], 1);
+		dup2(null, 2);
+		execv(qemu, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	pl.fd = pfd[0];
+	pl.events = POLLIN;
+	while (pid > 0 && !ok && sbx_monotonic() < deadline &&
+	    poll(&pl, 1, (int)((deadline - sbx_monotonic()) * 1000) + 1) > 0) {
+		if ((n = read(pfd[0], buf + have, sizeof buf - 1 - have)) <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		ok = strstr(buf, "Kernel panic") != NULL;
+		/* the words may straddle two reads: the tail stays */
+		keep = have < 16 ? have : 16;
+		memmove(buf, buf + have - keep, keep);
+		have = keep;
+	}
+	close(pfd[0]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	return ok;
+}
+
+/*
+ * "kvm" where the kit's kernel boots under KVM (tried, not looked at),
+ * else "tcg"; SBX_VM_ACCEL=tcg or kvm decides instead. What the try
+ * found is kept in VM_RUN (until the host reboots), per kit.
+ */
+static const char *
+vm_accel(const char *qemu, const char *kit)
+{
+	const char *env = getenv("SBX_VM_ACCEL"), *key = strrchr(kit, '/');
+	char cache[300], tmp[320], kernel[1200], got[8] = "";
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC), vm, ok;
+
+	if (env && (strcmp(env, "tcg") == 0 || strcmp(env, "kvm") == 0)) {
+		if (fd != -1)
+			close(fd);
+		return strcmp(env, "kvm") == 0 ? "kvm" : "tcg";
+	}
+	if (fd == -1)
+		return "tcg";
+	vm = ioctl(fd, KVM_CREATE_VM, 0);
+	close(fd);
+	if (vm < 0)
+		return "tcg";
+	close(vm);
+	snprintf(cache, sizeof cache, VM_RUN "/accel.%.64s", key ? key + 1 : kit);
+	if ((fd = open(cache, O_RDONLY | O_CLOEXEC)) != -1) {
+		ok = read(fd, got, sizeof got - 1) > 0;
+		close(fd);
+		if (ok && strncmp(got, "kvm", 3) == 0)
+			return "kvm";
+		if (ok && strncmp(got, "tcg", 3) == 0)
+			return "tcg";
+	}
+	snprintf(kernel, sizeof kernel, "%s/vmlinuz", kit);
+	ok = kvm_boots(qemu, kernel);
+	snprintf(tmp, sizeof tmp, "%s.%ld", cache, (long)getpid());
+	if ((mkdir(VM_RUN, 0711) == 0 || errno == EEXIST) &&
+	    (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) != -1) {
+		if (sbx_write_all(fd, ok ? "kvm\n" : "tcg\n", 4) == -1 || rename(tmp, cache) == -1)
+			unlink(tmp);
+		close(fd);
+	}
+	return ok ? "kvm" : "tcg";
+}
+
+int
+vm_paths(const struct sbx_store *s, const struct sbx_manifest *m, struct vm_paths *p,
+    struct sbx_err *e)
+{
+	int i;
+
+	memset(p, 0, sizeof *p);
+	if (sbx_path(p->dir, sizeof p->dir, e, VM_RUN "/%s/%s", s->group, m->sandbox_id) == -1)
+		return -1;
+	for (i = 0; i < VM_PORTS; i++)
+		snprintf(p->port[i], sizeof p->port[i], "%s/agent.%d", p->dir, i);
+	snprintf(p->qmp, sizeof p->qmp, "%s/qmp", p->dir);
+	snprintf(p->base, sizeof p->base, "%s/base", p->dir);
+	if (sbx_store_path(s, m->sandbox_id, "disk.img", p->disk, sizeof p->disk, e) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "vmm.log", p->log, sizeof p->log, e) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "agent.lock", p->lock, sizeof p->lock, e) == -1)
+		return -1;
+	return 0;
+}
+
+/* vCPUs: cpu_cores rounded up (1 when unset). */
+static int
+vm_vcpus(const struct sbx_manifest *m)
+{
+	return isnan(m->res.cpu_cores) || m->res.cpu_cores <= 0 ? 1 : (int)ceil(m->res.cpu_cores);
+}
+
+/* The guest's RAM. */
+static long long
+vm_memory_mb(const struct sbx_manifest *m)
+{
+	return m->res.memory_mb != SBX_UNSET_INT ? m->res.memory_mb + VM_GUEST_RESERVE_MB :
+	    VM_MEMORY_MB;
+}
+
+/*
+ * The guest kit: $SBX_GUEST_KIT, or the one contrib/guest/build.sh (installed
+ * as LIBEXEC/guest/build.sh) makes from Debian's packages into the state
+ * root's guest/ on first use, keyed by what it is made of.
+ */
+static int
+vm_kit(const struct sbx_store *s, char *kit, size_t size, struct sbx_err *e)
+{
+	const char *env = getenv("SBX_GUEST_KIT");
+	char script[1100], out[1200], ready[1300];
+	int pfd[2], st;
+	ssize_t n;
+	size_t len = 0;
+	pid_t pid;
+
+	if (env && *env) {
+		snprintf(ready, sizeof ready, "%s/ready", env);
+		if (access(ready, R_OK) == -1)
+			return sbx_err_set(e, SBX_EX_UNAVAILABLE, "SBX_GUEST_KIT %s: not a built guest "
+			    "kit (contrib/guest/build.sh makes one)", env);
+		snprintf(kit, size, "%s", env);
+		return 0;
+	}
+	snprintf(script, sizeof script, "%s/guest/build.sh", libexec());
+	snprintf(out, sizeof out, "%s/guest", s->root);
+	if (access(script, X_OK) == -1)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level microvm: no guest kit "
+		    "builder (%s) to make the guest's kernel", script);
+	if (pipe2(pfd, O_CLOEXEC) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
+	if ((pid = fork()) == 0) {
+		dup2(pfd[1], 1);
+		execl(script, script, out, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while (pid > 0 && len < sizeof out - 1 &&
+	    (n = read(pfd[0], out + len, sizeof out - 1 - len)) > 0)
+		len += (size_t)n;
+	close(pfd[0]);
+	out[len] = '\0';
+	if (pid == -1 || waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level microvm: no guest kernel "
+		    "could be built (%s failed: it needs Debian's linux-image-amd64 through apt)",
+		    script);
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(kit, size, "%s", out);
+	return 0;
+}
+
+/* One file of a newc cpio archive (the kernel unpacks archives one after another). */
+static int
+cpio_entry(int fd, const char *name, mode_t mode, const char *data, size_t len)
+{
+	static const char zero[4];
+	char h[111];
+	size_t nl = strlen(name) + 1;
+
+	snprintf(h, sizeof h, "070701%08X%08X%08X%08X%08X%08X%08zX%08X%08X%08X%08X%08zX%08X",
+	    1u, (unsigned)mode, 0u, 0u, 1u, 0u, len, 0u, 0u, 0u, 0u, nl, 0u);
+	if (sbx_write_all(fd, h, 110) == -1 || sbx_write_all(fd, name, nl) == -1 ||
+	    sbx_write_all(fd, zero, (4 - (110 + nl) % 4) % 4) == -1 ||
+	    (len && sbx_write_all(fd, data, len) == -1) ||
+	    sbx_write_all(fd, zero, (4 - len % 4) % 4) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * The kit's initramfs with this build's agent appended as /sbx-agent: the
+ * state root's vm/initrd-<digest of both>, made once.
+ */
+static int
+vm_initrd(const struct sbx_store *s, const char *kit, char *path, size_t size, struct sbx_err *e)
+{
+	char src[1300], agent[1100], hex[65], tmp[1400];
+	char *kbuf = NULL, *abuf = NULL;
+	size_t klen = 0, alen = 0;
+	struct sbx_sha256 c;
+	unsigned char d[32];
+	int fd, r = -1;
+
+	snprintf(src, sizeof src, "%s/initrd", kit);
+	snprintf(agent, sizeof agent, "%s/sbx-agent", libexec());
+	if (sbx_read_file(src, 256u << 20, &kbuf, &klen, e) == -1)
+		return sbx_err_prefix(e, "the guest kit");
+	if (sbx_read_file(agent, 64u << 20, &abuf, &alen, e) == -1) {
+		free(kbuf);
+		return sbx_err_prefix(e, "the guest agent");
+	}
+	sbx_sha256_init(&c);
+	sbx_sha256_update(&c, kbuf, klen);
+	sbx_sha256_update(&c, abuf, alen);
+	sbx_sha256_final(&c, d);
+	sbx_hex(d, 8, hex);
+	snprintf(tmp, sizeof tmp, "%s/vm", s->root);
+	if (sbx_mkdir_p(tmp, 0700, e) == -1)
+		goto out;
+	if (sbx_path(path, size, e, "%s/vm/initrd-%s", s->root, hex) == -1)
+		goto out;
+	if (access(path, R_OK) == 0) {
+		r = 0;
+		goto out;
+	}
+	snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1) {
+		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
+		goto out;
+	}
+	if (sbx_write_all(fd, kbuf, klen) == -1 ||
+	    cpio_entry(fd, "sbx-agent", S_IFREG | 0755, abuf, alen) == -1 ||
+	    cpio_entry(fd, "TRAILER!!!", 0, NULL, 0) == -1 || fsync(fd) == -1) {
+		sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	close(fd);
+	if (rename(tmp, path) == -1) {
+		sbx_err_sys(e, SBX_EX_IOERR, "%s", path);
+		unlink(tmp);
+		goto out;
+	}
+	r = 0;
+out:
+	free(kbuf);
+	free(abuf);
+	return r;
+}
+
+/* What the tier does not do (yet), each a 69 naming the key. */
+static int
+vm_refuse(const struct sbx_manifest *m, struct sbx_err *e)
+{
+	if (strcmp(m->network_policy, "deny-all") != 0)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy %s: isolation_level "
+		    "microvm has no network yet (deny-all only: the VM has no NIC)",
+		    m->network_policy);
+	if (sbx_manifest_rootfs_is_snapshot(m->rootfs))
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "rootfs %s: isolation_level microvm "
+		    "starts from no file snapshot yet", m->rootfs);
+	if (m->n_mounts > 0 || m->n_tmpfs > 0)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "%s: isolation_level microvm shares "
+		    "no host directory and makes no tmpfs yet", m->n_mounts ? "filesystem_mounts" :
+		    "tmpfs");
+	if (m->security.landlock == 1 || m->security.landlock_network == 1)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.landlock: isolation_level "
+		    "microvm applies no Landlock rules (its boundary is the VM's own kernel)");
+	if (strcmp(m->security.seccomp, "default") != 0 &&
+	    strcmp(m->security.seccomp, "unconfined") != 0)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "security.seccomp %s: isolation_level "
+		    "microvm loads no seccomp program into its guest (default: the guest kernel "
+		    "is the boundary, and QEMU runs under its own filter)", m->security.seccomp);
+	return 0;
+}
+
+static int
+vm_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	char path[1200];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (s->rootless)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level microvm: sbx runs VMs "
+		    "as root only (for now)");
+	if (cpus > 0 && vm_vcpus(m) > cpus)
+		return sbx_err_set(e, SBX_EX_DATAERR, "resource_allocation.cpu_cores %g: %d vCPUs, "
+		    "more than this host's %ld", m->res.cpu_cores, vm_vcpus(m), cpus);
+	if (vm_refuse(m, e) == -1)
+		return -1;
+	if (find_exe("qemu-system-x86_64", path, sizeof path) == -1)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level microvm: "
+		    "qemu-system-x86_64 is not installed (Debian: qemu-system-x86)");
+	if (find_exe("mkfs.ext4", path, sizeof path) == -1)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level microvm: mkfs.ext4 is "
+		    "not installed (Debian: e2fsprogs)");
+	snprintf(path, sizeof path, "%s/sbx-agent", libexec());
+	if (access(path, R_OK) == -1)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level microvm: no guest agent "
+		    "at %s", path);
+	return 0;
+}
+
+/* The writable layer: a sparse file of disk_mb with an empty ext4, made by
+ * mkfs.ext4 on the file itself (nothing is mounted on the host). */
+static int
+vm_disk(const struct sbx_manifest *m, const struct vm_paths *p, uid_t uid, struct sbx_err *e)
+{
+	long long mb = m->res.disk_mb != SBX_UNSET_INT ? m->res.disk_mb : VM_DISK_MB;
+	char mkfs[256];
+	int fd, st;
+	pid_t pid;
+
+	if ((fd = open(p->disk, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->disk);
+	if (ftruncate(fd, (off_t)mb << 20) == -1 || fchown(fd, uid, uid) == -1) {
+		close(fd);
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->disk);
+	}
+	close(fd);
+	find_exe("mkfs.ext4", mkfs, sizeof mkfs);
+	if ((pid = fork()) == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		execl(mkfs, mkfs, "-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1",
+		    "-O", "^has_journal", p->disk, (char *)NULL);
+		_exit(127);
+	}
+	if (pid == -1 || waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return sbx_err_set(e, SBX_EX_CANTCREAT, "%s: mkfs.ext4 failed", p->disk);
+	return 0;
+}
+
+/* The VM's directory under VM_RUN, the user QEMU runs as its owner. */
+static int
+vm_dir(const struct sbx_store *s, const struct vm_paths *p, uid_t uid, struct sbx_err *e)
+{
+	char g[256];
+
+	snprintf(g, sizeof g, VM_RUN "/%s", s->group);
+	if ((mkdir(VM_RUN, 0711) == -1 && errno != EEXIST) ||
+	    (mkdir(g, 0711) == -1 && errno != EEXIST))
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", g);
+	if (mkdir(p->dir, 0700) == -1 || mkdir(p->base, 0755) == -1 || chown(p->dir, uid, uid) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->dir);
+	return 0;
+}
+
+/* In QEMU's mount namespace: the root's read-only layers at p->base. */
+static int
+mount_base(const struct sbx_manifest *m, const struct sbx_lowers *lw, const char *base)
+{
+	const char *const *d;
+	char to[1200];
+	struct stat st;
+	unsigned long ro = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		return -1;
+	if (strcmp(m->rootfs, "host") != 0)
+		return mount(m->rootfs, base, NULL, MS_BIND | MS_REC, NULL) == -1 ||
+		    mount(NULL, base, NULL, ro, NULL) == -1 ? -1 : 0;
+	if (mount(lw->skel, base, NULL, MS_BIND, NULL) == -1 || mount(NULL, base, NULL, ro, NULL) == -1)
+		return -1;
+	for (d = sbx_rootfs_host_dirs(); *d; d++) {
+		if (lstat(*d, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
+		snprintf(to, sizeof to, "%s%s", base, *d);
+		if (lstat(to, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
+		if (mount(*d, to, NULL, MS_BIND | MS_REC, NULL) == -1 ||
+		    mount(NULL, to, NULL, ro, NULL) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* In QEMU's mount namespace: /dev/kvm as a node of its own that l->uid
+ * owns (QEMU 7.2 opens the path; the host's node stays root's alone). */
+static int
+own_kvm(const struct vm_paths *p, uid_t uid)
+{
+	char dir[300], node[320];
+	struct stat st;
+
+	if (stat("/dev/kvm", &st) == -1 || !S_ISCHR(st.st_mode))
+		return -1;
+	snprintf(dir, sizeof dir, "%s/dev", p->dir);
+	snprintf(node, sizeof node, "%s/kvm", dir);
+	if ((mkdir(dir, 0700) == -1 && errno != EEXIST) ||
+	    mount("sbx-dev", dir, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=4k,mode=0700") == -1)
+		return -1;
+	if (mknod(node, S_IFCHR | 0600, st.st_rdev) == -1 || chown(node, uid, uid) == -1 ||
+	    mount(node, "/dev/kvm", NULL, MS_BIND, NULL) == -1)
+		return -1;
+	return umount2(dir, MNT_DETACH);
+}
+
+struct vm_launch {
+	char qemu[256], kit[1100], initrd[1200];
+	const char *accel;
+	int kernel_fd, initrd_fd, disk_fd, log_fd;
+	uid_t uid;
+};
+
+/* QEMU's command line. */
+static void
+qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct vm_launch *l,
+    char **v, char (*buf)[1400])
+{
+	int n = 0, b = 0, i;
+	long khz = 0;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[256];
+	double mhz;
+
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "cpu MHz : %lf", &mhz) == 1) {
+			khz = (long)(mhz * 1000);
+			break;
+		}
+	if (f)
+		fclose(f);
+#define ARG(s) (v[n++] = (char *)(s))
+#define FMT(...) (snprintf(buf[b], sizeof buf[b], __VA_ARGS__), v[n++] = buf[b++])
+	ARG(l->qemu);
+	ARG("-M");
+	ARG("microvm,x-option-roms=off,rtc=on");
+	ARG("-accel");
+	if (strcmp(l->accel, "kvm") == 0)
+		ARG("kvm");
+	else
+		FMT("tcg,thread=multi,tb-size=%d", VM_TB_MB);
+	ARG("-cpu");
+	ARG(strcmp(l->accel, "kvm") == 0 ? "host" : "max");
+	ARG("-smp");
+	FMT("%d", vm_vcpus(m));
+	ARG("-m");
+	FMT("%lld", vm_memory_mb(m));
+	ARG("-nodefaults");
+	ARG("-no-user-config");
+	ARG("-display");
+	ARG("none");
+	ARG("-no-reboot");
+	ARG("-serial");
+	ARG("stdio");
+	ARG("-kernel");
+	FMT("/proc/self/fd/%d", l->kernel_fd);
+	ARG("-initrd");
+	FMT("/proc/self/fd/%d", l->initrd_fd);
+	ARG("-append");
+	FMT("console=ttyS0 quiet loglevel=1 panic=-1 sbx_vm=1%s%s%.0ld",
+	    m->read_only_root == 1 ? " sbx_ro=1" : "", khz ? " tsc_early_khz=" : "", khz);
+	ARG("-fsdev");
+	FMT("local,id=base,path=%s,security_model=none,readonly=on,multidevs=remap", p->base);
+	ARG("-device");
+	ARG("virtio-9p-device,fsdev=base,mount_tag=base");
+	ARG("-drive");
+	FMT("file=/proc/self/fd/%d,if=none,format=raw,id=layer,cache=writeback,discard=unmap%s%.0lld%s%.0lld",
+	    l->disk_fd, m->res.io_mbps != SBX_UNSET_INT ? ",throttling.bps-total=" : "",
+	    m->res.io_mbps != SBX_UNSET_INT ? m->res.io_mbps << 20 : 0,
+	    m->res.io_iops != SBX_UNSET_INT ? ",throttling.iops-total=" : "",
+	    m->res.io_iops != SBX_UNSET_INT ? m->res.io_iops : 0);
+	ARG("-device");
+	ARG("virtio-blk-device,drive=layer");
+	ARG("-device");
+	ARG("virtio-serial-device,max_ports=8");
+	for (i = 0; i < VM_PORTS; i++) {
+		ARG("-chardev");
+		FMT("socket,id=a%d,path=%s,server=on,wait=off", i, p->port[i]);
+		ARG("-device");
+		FMT("virtserialport,chardev=a%d,name=sbx.%d", i, i);
+	}
+	ARG("-qmp");
+	FMT("unix:%s,server=on,wait=off", p->qmp);
+	ARG("-sandbox");
+	ARG("on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
+	v[n] = NULL;
+#undef ARG
+#undef FMT
+}
+
+/* The VMM, detached: QEMU in a mount namespace of its own (the base
+ * root), in cg, as l->uid. Its PID, or -1. */
+static pid_t
+vm_spawn(const struct sbx_manifest *m, const struct vm_paths *p, const struct sbx_lowers *lw,
+    const struct vm_launch *l, const struct sbx_cgroup *cg, struct sbx_err *e)
+{
+	char *argv[64], buf[24][1400];
+	int pp[2];
+	pid_t pid, vmm = -1;
+	int st;
+
+	qemu_argv(m, p, l, argv, buf);
+	if (pipe2(pp, O_CLOEXEC) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
+	if ((pid = fork()) == 0) {
+		pid_t q;
+
+		setsid();
+		if ((q = fork()) == 0) {
+			int null = open("/dev/null", O_RDONLY);
+			sigset_t none;
+
+			sigemptyset(&none);
+			sigprocmask(SIG_SETMASK, &none, NULL);
+			if (unshare(CLONE_NEWNS) == -1 || mount_base(m, lw, p->base) == -1 ||
+			    (strcmp(l->accel, "kvm") == 0 && own_kvm(p, l->uid) == -1) ||
+			    sbx_cgroup_enter(cg, 0, NULL) == -1)
+				_exit(71);
+			dup2(null, 0);
+			dup2(l->log_fd, 1);
+			dup2(l->log_fd, 2);
+			if (setgroups(0, NULL) == -1 || setresgid(l->uid, l->uid, l->uid) == -1 ||
+			    setresuid(l->uid, l->uid, l->uid) == -1 ||
+			    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+				_exit(71);
+			execv(l->qemu, argv);
+			_exit(127);
+		}
+		(void)!write(pp[1], &q, sizeof q);
+		_exit(q == -1);
+	}
+	close(pp[1]);
+	if (pid == -1) {
+		close(pp[0]);
+		return sbx_err_sys(e, SBX_EX_OSERR, "fork");
+	}
+	if (read(pp[0], &vmm, sizeof vmm) != (ssize_t)sizeof vmm)
+		vmm = -1;
+	close(pp[0]);
+	waitpid(pid, &st, 0);
+	if (vmm <= 0)
+		return sbx_err_set(e, SBX_EX_OSERR, "cannot start the VMM");
+	return vmm;
+}
+
+/* The last line QEMU or the guest's console wrote, for a message. */
+static void
+log_tail(const char *log, char *out, size_t size)
+{
+	char *buf = NULL, *end, *line;
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (sbx_read_file(log, 1 << 20, &buf, &len, NULL) == -1)
+		return;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		buf[--len] = '\0';
+	end = buf + len;
+	*end = '\0';
+	line = memrchr(buf, '\n', len);
+	snprintf(out, size, "%s", line ? line + 1 : buf);
+	out[strcspn(out, "\r")] = '\0';
+	free(buf);
+}
+
+/* Record the VMM so that a sweep finds it without the sandbox's state. */
+static void
+vm_pidfile(const struct vm_paths *p, pid_t pid)
+{
+	char path[300], text[64];
+
+	snprintf(path, sizeof path, "%s/vmm.pid", p->dir);
+	snprintf(text, sizeof text, "%ld %llu\n", (long)pid, sbx_proc_starttime(pid));
+	sbx_write_atomic_nosync(path, text, strlen(text), 0644, NULL);
+}
+
+static int
+vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+
+static int
+vm_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
+{
+	struct vm_paths p;
+	struct vm_launch l;
+	struct sbx_lowers lw;
+	struct sbx_cg_host h;
+	struct sbx_cgroup cg;
+	struct sbx_cg_limits lim = { 0 };
+	char spec[4096], kpath[1200], release[128], tail[300];
+	const char *bootenv = getenv("SBX_VM_BOOT_TIMEOUT");
+	double boot_s = bootenv && *bootenv ? atof(bootenv) : 300, deadline;
+	struct sbx_err ignored;
+	pid_t pid;
+	int fd;
+
+	m->has_rt = 1;
+	memset(&lw, 0, sizeof lw);
+	memset(&l, 0, sizeof l);
+	l.kernel_fd = l.initrd_fd = l.disk_fd = l.log_fd = -1;
+	if (vm_kit(s, l.kit, sizeof l.kit, e) == -1 || find_exe("qemu-system-x86_64", l.qemu,
+	    sizeof l.qemu) == -1 || vm_initrd(s, l.kit, l.initrd, sizeof l.initrd, e) == -1 ||
+	    sbx_tier_pick_ids(s, m, e) == -1 || vm_paths(s, m, &p, e) == -1)
+		return -1;
+	l.accel = vm_accel(l.qemu, l.kit);
+	l.uid = (uid_t)sbx_rt_int(m, "uid_base");
+	if (sbx_rt_set_str(m, "acceleration", l.accel) == -1 ||
+	    sbx_rt_set_str(m, "dir", p.dir) == -1 || sbx_rt_set_int(m, "vcpus", vm_vcpus(m)) == -1 ||
+	    sbx_rt_set_int(m, "memory_mb", vm_memory_mb(m)) == -1)
+		return sbx_err_oom(e);
+	if (sbx_rootfs_prepare(s, m, 0, 0, &lw, e) == -1)
+		goto fail;
+	if (sbx_cgroup_host(&h, e) == -1 || sbx_cgroup_create(&h, s->group, m->sandbox_id, &cg, e) == -1)
+		goto fail_limits;
+	if (sbx_cgroup_spec(&cg, &h, spec, sizeof spec) == -1 || sbx_rt_set_str(m, "cgroup", spec) == -1) {
+		sbx_err_set(e, SBX_EX_SOFTWARE, "cgroup path too long");
+		goto fail;
+	}
+	lim.cpu_cores = isnan(m->res.cpu_cores) ? 0 : m->res.cpu_cores;
+	lim.memory_bytes = (vm_memory_mb(m) + VM_OVERHEAD_MB) << 20;
+	lim.pids = VM_HOST_TASKS + vm_vcpus(m);
+	if (sbx_cgroup_set_limits(&cg, &lim, e) == -1)
+		goto fail_limits;
+	if (vm_dir(s, &p, l.uid, e) == -1 || vm_disk(m, &p, l.uid, e) == -1)
+		goto fail;
+	snprintf(kpath, sizeof kpath, "%s/vmlinuz", l.kit);
+	if ((l.kernel_fd = open(kpath, O_RDONLY)) == -1 || (l.initrd_fd = open(l.initrd,
+	    O_RDONLY)) == -1 || (l.disk_fd = open(p.disk, O_RDWR)) == -1 ||
+	    (l.log_fd = open(p.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "the VM's files");
+		goto fail;
+	}
+	sbx_crash_point("vm-spawn");
+	if ((pid = vm_spawn(m, &p, &lw, &l, &cg, e)) == -1)
+		goto fail;
+	vm_pidfile(&p, pid);
+	if (sbx_rt_set_int(m, "pid", pid) == -1 ||
+	    sbx_rt_set_int(m, "start_ticks", (long long)sbx_proc_starttime(pid)) == -1) {
+		sbx_err_oom(e);
+		goto fail;
+	}
+	deadline = sbx_monotonic() + boot_s;
+	if ((fd = vm_agent_open(&p, 0, deadline, release, sizeof release, e)) == -1) {
+		log_tail(p.log, tail, sizeof tail);
+		if (tail[0])
+			sbx_err_prefix(e, "the VM did not come up (its log: %s)", tail);
+		goto fail;
+	}
+	if (vm_agent_setup(fd, m, e) == -1) {
+		close(fd);
+		goto fail;
+	}
+	close(fd);
+	if (sbx_rt_set_str(m, "guest_kernel", release) == -1) {
+		sbx_err_oom(e);
+		goto fail;
+	}
+	if (lw.skel && sbx_rt_set_str(m, "skeleton", strrchr(lw.skel, '/') + 1) == -1) {
+		sbx_err_oom(e);
+		goto fail;
+	}
+	close(l.kernel_fd);
+	close(l.initrd_fd);
+	close(l.disk_fd);
+	close(l.log_fd);
+	sbx_lowers_free(&lw);
+	return 0;
+fail_limits:
+	sbx_err_prefix(e, "resource_allocation cannot be enforced");
+fail:
+	if (l.kernel_fd != -1)
+		close(l.kernel_fd);
+	if (l.initrd_fd != -1)
+		close(l.initrd_fd);
+	if (l.disk_fd != -1)
+		close(l.disk_fd);
+	if (l.log_fd != -1)
+		close(l.log_fd);
+	sbx_lowers_free(&lw);
+	vm_teardown(s, m, &ignored);
+	return -1;
+}
+
+static int
+vm_alive(const struct sbx_manifest *m)
+{
+	return sbx_rt_int(m, "pid") > 0 && sbx_proc_alive((pid_t)sbx_rt_int(m, "pid"),
+	    (unsigned long long)sbx_rt_int(m, "start_ticks"));
+}
+
+/* Pause: the vCPUs stop (QMP stop), and the VMM's threads are frozen with them. */
+static int
+vm_freeze(const struct sbx_manifest *m, int frozen, struct sbx_err *e)
+{
+	const char *dir = sbx_rt_str(m, "dir");
+	char sock[300], reply[512];
+
+	if (dir == NULL)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "sandbox %s: no VM recorded", m->sandbox_id);
+	snprintf(sock, sizeof sock, "%s/qmp", dir);
+	return vm_qmp(sock, frozen ? "{\"execute\":\"stop\"}" : "{\"execute\":\"cont\"}", reply,
+	    sizeof reply, e);
+}
+
+/* Kill the VMM and remove its cgroup, directory and disk; missing ones are fine. */
+static int
+vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	struct vm_paths p;
+	struct sbx_cg_host h;
+	struct sbx_cgroup cg;
+	int r = 0;
+
+	if (sbx_rt_int(m, "pid") > 0 &&
+	    !sbx_proc_signal_wait((pid_t)sbx_rt_int(m, "pid"),
+	    (unsigned long long)sbx_rt_int(m, "start_ticks"), SIGKILL, 5000))
+		r = sbx_err_set(e, SBX_EX_OSERR, "the VMM %lld survived SIGKILL",
+		    sbx_rt_int(m, "pid"));
+	if (sbx_rt_str(m, "cgroup") != NULL && sbx_cgroup_host(&h, NULL) == 0 &&
+	    sbx_cgroup_from_spec(&h, sbx_rt_str(m, "cgroup"), &cg, NULL) == 0) {
+		if (sbx_cgroup_destroy(&cg, r == 0 ? e : NULL) == -1)
+			r = -1;
+		else if (s->group[0])
+			sbx_cgroup_remove_group(&h, s->group, 0);
+	}
+	if (vm_paths(s, m, &p, NULL) == 0) {
+		if (sbx_rm_rf(p.dir, r == 0 ? e : NULL) == -1)
+			r = -1;
+		if (unlink(p.disk) == -1 && errno != ENOENT && r == 0)
+			r = sbx_err_sys(e, SBX_EX_IOERR, "%s", p.disk);
+	}
+	return r;
+}
+
+static int
+vm_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	return vm_teardown(s, m, e);
+}
+
+static int
+vm_usage(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_usage *u,
+    struct sbx_err *e)
+{
+	struct vm_paths p;
+	struct vm_stats st;
+
+	if (sbx_ns_usage(s, m, u, e) == -1)
+		u->memory_bytes = u->pids = u->disk_bytes = -1;
+	/* What the guest counts: its memory in use, its tasks, its disk. */
+	if (vm_paths(s, m, &p, e) == -1 || vm_agent_stats(&p, &st, e) == -1)
+		return -1;
+	u->memory_bytes = st.memory_bytes;
+	u->pids = st.pids;
+	u->disk_bytes = st.disk_bytes;
+	return 0;
+}
+
+/* VMs of this state root whose sandbox is gone: their VMM killed, their
+ * directory removed. */
+static void
+vm_sweep(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report report, void *ctx)
+{
+	char g[256], path[600], text[64];
+	struct dirent *d;
+	DIR *dir;
+
+	if (s->rootless)
+		return;
+	snprintf(g, sizeof g, VM_RUN "/%s", s->group);
+	if ((dir = opendir(g)) == NULL)
+		return;
+	while ((d = readdir(dir)) != NULL) {
+		long pid = 0;
+		unsigned long long ticks = 0;
+
+		if (d->d_name[0] == '.' || sbx_store_exists(s, d->d_name))
+			continue;
+		snprintf(path, sizeof path, "%s/%s/vmm.pid", g, d->d_name);
+		/* Being made: its state comes once the VM is up. */
+		if (busy && sbx_read_str(path, text, sizeof text) <= 0)
+			continue;
+		report(ctx, "vm", d->d_name);
+		if (dry_run)
+			continue;
+		if (sbx_read_str(path, text, sizeof text) > 0 &&
+		    sscanf(text, "%ld %llu", &pid, &ticks) == 2 && pid > 0)
+			sbx_proc_signal_wait((pid_t)pid, ticks, SIGKILL, 5000);
+		snprintf(path, sizeof path, "%s/%s", g, d->d_name);
+		sbx_rm_rf(path, NULL);
+	}
+	closedir(dir);
+}
+
+const struct sbx_driver sbx_driver_microvm = {
+	.name = "microvm",
+	.check = vm_check,
+	.create = vm_create,
+	.exec = vm_exec,
+	.alive = vm_alive,
+	.freeze = vm_freeze,
+	.destroy = vm_destroy,
+	/* The VMM's cgroup: the guest's RAM as QEMU has touched it. */
+	.memory_open = sbx_ns_memory_open,
+	.memory_used = sbx_ns_memory_used,
+	.memory_pressure = sbx_ns_memory_pressure,
+	.usage = vm_usage,
+	.sweep = vm_sweep,
+};
