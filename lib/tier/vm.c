@@ -441,12 +441,20 @@ static int
 vm_dir(const struct sbx_store *s, const struct vm_paths *p, uid_t uid, struct sbx_err *e)
 {
 	char g[256];
+	int tries;
 
 	snprintf(g, sizeof g, VM_RUN "/%s", s->group);
-	if ((mkdir(VM_RUN, 0711) == -1 && errno != EEXIST) ||
-	    (mkdir(g, 0711) == -1 && errno != EEXIST))
-		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", g);
-	if (mkdir(p->dir, 0700) == -1 || mkdir(p->base, 0755) == -1 || chown(p->dir, uid, uid) == -1)
+	/* the last VM's teardown of the group may remove its directory in between */
+	for (tries = 0; tries < 3; tries++) {
+		if ((mkdir(VM_RUN, 0711) == -1 && errno != EEXIST) ||
+		    (mkdir(g, 0711) == -1 && errno != EEXIST))
+			return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", g);
+		if (mkdir(p->dir, 0700) == 0)
+			break;
+		if (errno != ENOENT)
+			return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->dir);
+	}
+	if (tries == 3 || mkdir(p->base, 0755) == -1 || chown(p->dir, uid, uid) == -1)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->dir);
 	return 0;
 }
@@ -798,6 +806,17 @@ vm_freeze(const struct sbx_manifest *m, int frozen, struct sbx_err *e)
 	    sizeof reply, e);
 }
 
+/* The state root's directory in VM_RUN, once its last VM is gone. */
+static void
+vm_group_rmdir(const struct sbx_store *s)
+{
+	char g[256];
+
+	snprintf(g, sizeof g, VM_RUN "/%s", s->group);
+	if (s->group[0])
+		rmdir(g);
+}
+
 /* Kill the VMM and remove its cgroup, directory and disk; missing ones are fine. */
 static int
 vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
@@ -822,6 +841,7 @@ vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_
 	if (vm_paths(s, m, &p, NULL) == 0) {
 		if (sbx_rm_rf(p.dir, r == 0 ? e : NULL) == -1)
 			r = -1;
+		vm_group_rmdir(s);
 		if (unlink(p.disk) == -1 && errno != ENOENT && r == 0)
 			r = sbx_err_sys(e, SBX_EX_IOERR, "%s", p.disk);
 	}
@@ -886,6 +906,8 @@ vm_sweep(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report rep
 		sbx_rm_rf(path, NULL);
 	}
 	closedir(dir);
+	if (!dry_run)
+		vm_group_rmdir(s);
 }
 
 const struct sbx_driver sbx_driver_microvm = {

@@ -46,7 +46,7 @@ unix_connect(const char *path)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	strcpy(a.sun_path, path);
+	memcpy(a.sun_path, path, strlen(path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&a, sizeof a) == -1) {
@@ -74,7 +74,8 @@ recv_frame(int fd, double deadline, char **payload, uint32_t *len)
 	if (vm_read_all(fd, &h, sizeof h) == -1 || h.len > VM_FRAME_MAX ||
 	    (*payload = malloc(h.len + 1)) == NULL)
 		return -1;
-	if (h.len && vm_read_all(fd, *payload, h.len) == -1) {
+	/* a type that is no frame's (as an int, negative) is a broken stream */
+	if ((h.len && vm_read_all(fd, *payload, h.len) == -1) || h.type > VM_TYPE_MAX) {
 		free(*payload);
 		*payload = NULL;
 		return -1;
@@ -502,7 +503,7 @@ vm_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	struct vm_run r;
 	char *payload;
 	size_t plen = 0;
-	int lock, port, fd, pipefd[2], master = -1, slave = -1, ret;
+	int lock, port = 0, fd, pipefd[2], master = -1, slave = -1, ret;
 	double t;
 	pid_t pid;
 

@@ -40,6 +40,7 @@ enum vm_frame {
 	VM_EXIT,          /* struct vm_exit */
 	VM_STATS,         /* struct vm_stats */
 	VM_OK,            /* SETUP done */
+	VM_TYPE_MAX = VM_OK,
 };
 
 struct vm_hdr {
