@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # The isolation every tier gives, proven from inside the sandbox. Written once
 # for every tier: tests/run runs this file once per tier named below, with
-# SBX_TIER set (the namespace tier, and the OCI tier under runc, crun and
-# runsc); what only one tier has says so.
+# SBX_TIER set (the namespace tier, the OCI tier under runc, crun and
+# runsc, and the microVM tier); what only one tier has says so.
 #   SBX_TIER=runsc make check TESTS=tests/32-tiers.bats
-# tiers: namespace runc crun runsc
+# tiers: namespace runc crun runsc microvm
 load helpers
 load netlib
 load tierlib
@@ -21,6 +21,7 @@ only_runc() {
 }
 
 @test "tier: new PID, network, mount, user, IPC and UTS namespaces; few processes; the host's invisible" {
+	not_tier microvm "a microVM is isolated by its own kernel, not namespaces (microvm: tests below)"
 	tier_provision </dev/null
 	# gVisor's namespaces are its own kernel's (its /proc has no ns/): the
 	# host's view of its sandbox process shows the host's, but for PIDs,
@@ -47,6 +48,7 @@ only_runc() {
 }
 
 @test "tier: no capabilities, no_new_privs, a seccomp filter, root inside is not root outside" {
+	not_tier microvm "root in a microVM holds its own kernel's capabilities; the host's side is vm_confined"
 	tier_provision </dev/null
 	tier_confined "$ID"
 	run -0 sbx-run "$ID" -- cat /proc/1/status
@@ -77,6 +79,7 @@ except OSError as e:
 }
 
 @test "tier: egress allow-list: the allowed server answers; its other port, another server and UDP are refused, counted and logged" {
+	not_tier microvm "isolation_level microvm has no network but deny-all yet (69, below)"
 	command -v ip >/dev/null || skip "iproute2 is not installed (the tests' own namespaces)"
 	remote_up R
 	remote_up R2
@@ -133,6 +136,7 @@ except OSError as e:
 }
 
 @test "tier: filesystem_mounts: a rw workspace is its owner's, idmap: false writes as the sandbox's host ID, ro refuses writes" {
+	not_tier microvm "isolation_level microvm shares no host directory yet (69, below)"
 	mkdir "$WORK/ws" "$WORK/open" "$WORK/ro"
 	chmod 755 "$WORK" "$WORK/ws"
 	chmod 777 "$WORK/open" "$WORK/ro"
@@ -160,6 +164,7 @@ except OSError as e:
 }
 
 @test "tier: the capability the manifest names is root's only one; disk_mb bounds a writable root" {
+	not_tier microvm "a microVM's capabilities are its own kernel's (disk_mb: microvm test below)"
 	tier_provision "capabilities: [cap_net_bind_service]" <<-'EOF'
 	read_only_root: false
 	resource_allocation:
@@ -176,6 +181,7 @@ except OSError as e:
 }
 
 @test "tier: a snapshot of the writable layer keeps a new file and a deletion (restored in the namespace tier)" {
+	not_tier microvm "isolation_level microvm captures no file layer yet"
 	tier_provision <<-'EOF'
 	read_only_root: false
 	resource_allocation:
@@ -212,7 +218,9 @@ try:
 except OSError as e:
     print('refused', errno.errorcode[e.errno])\"" /dev/null
 	[[ $output == *"tty True True True"* ]]
-	[[ $output == *"refused EPERM"* ]]
+	# a microVM's kernel is its own (6.1 lets a terminal's owner use
+	# TIOCSTI): what it pushes goes to the guest's terminal, never the host's
+	[ "$TIER" = microvm ] || [[ $output == *"refused EPERM"* ]]
 	run -3 script -qec "sbx-run -t $ID -- sh -c 'exit 3'" /dev/null
 	# the terminal is the sandbox's: nothing of it is left on the host
 	[ -z "$(find /run/sbx-oci/*/"$ID" -name 'tty-*' 2>/dev/null)" ]
@@ -231,6 +239,9 @@ except OSError as e:
 }
 
 @test "tier: the memory limit's OOM kill is 137, with oom_killed and kill_reason in the trace" {
+	# a known gap: a guest at its memory cgroup's limit reclaims without
+	# end under TCG instead of killing (issue 19's note)
+	not_tier microvm "the guest's OOM kill is not reported yet"
 	tier_provision <<-'EOF'
 	resource_allocation:
 	  memory_mb: 64
@@ -307,6 +318,11 @@ for i in range(0, len(b), 4096):
 		[ -z "$output" ]
 		run -0 find /run/sbx-oci -name "$ID"
 		[ -z "$output" ]
+	fi
+	if [ "$TIER" = microvm ]; then
+		run -0 find /run/sbx-vm -name "$ID"
+		[ -z "$output" ]
+		[ ! -e "$SBX_ROOT/sandboxes/$ID" ]
 	fi
 }
 
@@ -469,4 +485,126 @@ start_counter() {
 	[[ $output == *checkpoint* ]]
 	run -0 sbx-ls -q
 	[ "$output" = "$before" ]
+}
+
+only_microvm() {
+	[ "$TIER" = microvm ] || skip "the microVM tier's own (SBX_TIER=$TIER)"
+}
+
+@test "microvm: the guest's own kernel and devices, no host process; the VMM unprivileged; the state says the acceleration" {
+	only_microvm
+	tier_provision </dev/null
+	tier_confined "$ID"
+	# its block devices are its own disk alone (disk_mb's default, 1 GiB)
+	run -0 sbx-run "$ID" -- sh -c 'ls /sys/block; cat /sys/block/vda/size'
+	[ "${lines[0]}" = vda ]
+	[ "${lines[1]}" = $((1024 * 2048)) ]
+	run -0 sbx-run "$ID" -- sh -c 'ls /dev/kvm /dev/vhost-vsock /dev/mem 2>&1; echo done'
+	[[ $output != *"/dev/kvm"$'\n'* ]]
+	# PID 1 is the agent; the host's processes are not there to signal
+	run -0 sbx-run "$ID" -- cat /proc/1/comm
+	[ "$output" = sbx-agent ]
+	run -0 sbx-run "$ID" -- sh -c "kill -0 $$ 2>&1; echo rc=\$?"
+	[[ $output == *"rc=1"* ]]
+	run -0 sbx-run "$ID" -- hostname
+	[ "$output" = "$ID" ]
+	# the acceleration the state names is the one the VMM uses: under
+	# KVM it holds a VM's descriptor, under TCG none
+	vmm=$(state "$ID" pid)
+	accel=tcg
+	ls -l "/proc/$vmm/fd" | grep -q 'anon_inode:kvm-vm' && accel=kvm
+	[ "$(state "$ID" acceleration)" = "$accel" ]
+}
+
+@test "microvm: stdin, stdout and stderr apart; a signal from the caller; the terminal's size and a resize" {
+	only_microvm
+	tier_provision </dev/null
+	run -0 sh -c "printf 'in\nput\n' | sbx-run $ID -- sh -c 'cat; echo to-err >&2' 2>$WORK/err"
+	[ "$output" = $'in\nput' ]
+	[ "$(cat "$WORK/err")" = to-err ]
+	# SIGTERM to sbx-run reaches the command in the guest, which dies of it
+	sbx-run "$ID" -- sleep 1000 &
+	run_pid=$!
+	TEST_PIDS+=("$run_pid")
+	until sbx-run "$ID" -- pgrep -x sleep >/dev/null; do sleep 0.2; done
+	kill -TERM "$run_pid"
+	rc=0
+	wait "$run_pid" || rc=$?
+	[ "$rc" = 143 ]
+	run -1 sbx-run "$ID" -- pgrep -x sleep
+	run -0 script -qec "stty rows 33 cols 111; sbx-run -t $ID -- stty size" /dev/null
+	[[ $output == *"33 111"* ]]
+}
+
+@test "microvm: disk_mb is the writable layer's disk: writes past it fail, files stay between runs" {
+	only_microvm
+	tier_provision <<-'EOF'
+	read_only_root: false
+	resource_allocation:
+	  disk_mb: 64
+	EOF
+	run -0 sbx-run "$ID" -- sh -c 'echo kept > /etc/new'
+	run -0 sbx-run "$ID" -- cat /etc/new
+	[ "$output" = kept ]
+	run -1 sbx-run "$ID" -- dd if=/dev/zero of=/big bs=1M count=100
+	[[ $output == *"No space left on device"* ]]
+	# the host's files are not the guest's to change
+	[ ! -e /etc/new ]
+	[ "$(stat -c %s "$SBX_ROOT/sandboxes/$ID/disk.img")" = $((64 << 20)) ]
+}
+
+@test "microvm: the watchdog kills the VMM at the deadline (wall-clock); a killed VMM is swept" {
+	only_microvm
+	tier_provision <<<'resource_allocation: {max_wall_clock_s: 20}'
+	pid=$(state "$ID" pid)
+	sbx-run "$ID" -- sleep 1000 > /dev/null 2>&1 &
+	TEST_PIDS+=($!)
+	run -0 wait_gone "$pid" 120
+	run -0 sbx-inspect "$ID"
+	[[ $output == *'status: "terminated"'* ]]
+	[[ $output == *'kill_reason: "wall-clock"'* ]]
+	due=$(ms_of "$(state "$ID" expires_at)")
+	killed=$(ms_of "$(state "$ID" killed_at)")
+	[ "$killed" -ge "$due" ] && [ $((killed - due)) -lt 500 ]
+	run -0 sbx-gc "$ID"
+	[ -z "$(find /run/sbx-vm -name "$ID")" ]
+	# a VMM killed from outside: its sandbox is dead, and gc removes it all
+	tier_provision </dev/null
+	pid=$(state "$ID" pid)
+	kill -KILL "$pid"
+	run -0 wait_gone "$pid" 10
+	run -125 sbx-run "$ID" -- true
+	[[ $output == *"VM is gone"* ]]
+	run -0 sbx-gc
+	[ ! -e "$SBX_ROOT/sandboxes/$ID" ]
+	[ -z "$(find /run/sbx-vm -name "$ID")" ]
+	run -0 find /sys/fs/cgroup -maxdepth 6 -type d -name "$ID"
+	[ -z "$output" ]
+}
+
+@test "microvm: bad input: more vCPUs than the host has (65), no guest kernel (69), keys it cannot honour (69); nothing made" {
+	only_microvm
+	tier_manifest <<<"resource_allocation: {cpu_cores: $(($(nproc) + 1))}"
+	run -65 sbx-provision "$WORK/m.yaml"
+	[[ $output == *"vCPUs, more than this host's $(nproc)"* ]]
+	tier_manifest </dev/null
+	SBX_GUEST_KIT=$WORK/nokit run -69 sbx-provision "$WORK/m.yaml"
+	[[ $output == *"SBX_GUEST_KIT $WORK/nokit: not a built guest kit"* ]]
+	# the kit made on first use, where Debian's kernel cannot be had
+	mkdir -p "$WORK/libexec/guest"
+	cp "$SBX_LIBEXEC/sbx-agent" "$WORK/libexec/"
+	printf '#!/bin/sh\necho "guest: no kernel here" >&2\nexit 69\n' > "$WORK/libexec/guest/build.sh"
+	chmod 755 "$WORK/libexec/guest/build.sh"
+	SBX_GUEST_KIT='' SBX_LIBEXEC=$WORK/libexec run -69 sbx-provision "$WORK/m.yaml"
+	[[ $output == *"no guest kernel could be built"* ]]
+	for key in 'network_policy: egress-allow-list' 'security: {landlock: true}' \
+		'filesystem_mounts: [{host: /srv, guest: /srv}]'; do
+		tier_manifest <<<"$key"
+		sed -i '/^security: {}$/d' "$WORK/m.yaml"
+		run -69 sbx-provision "$WORK/m.yaml"
+		[[ $output == *"isolation_level microvm"* ]]
+	done
+	run -0 sbx-ls -q
+	[ -z "$output" ]
+	[ -z "$(find /run/sbx-vm -mindepth 2 -maxdepth 2 2>/dev/null)" ]
 }

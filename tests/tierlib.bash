@@ -20,7 +20,14 @@ tier_manifest() {
 		# the OCI runtimes apply no Landlock: the operator allows running without it.
 		printf 'allow:\n  landlock_off: true\n%s\n' "${TIER_POLICY:-}" | policy
 		printf 'isolation_level: oci\nruntime: %s\nsecurity:\n  landlock: false\n' "$TIER" ;;
-	*) echo "SBX_TIER=$TIER: namespace, runc, crun or runsc"; return 1 ;;
+	microvm)
+		command -v qemu-system-x86_64 >/dev/null ||
+			skip "QEMU is not installed (contrib/install-deps.sh guest)"
+		[ -n "${SBX_GUEST_KIT:-}" ] ||
+			skip "no guest kit (make check builds one from Debian's kernel package)"
+		[ -z "${TIER_POLICY:-}" ] || printf '%s\n' "$TIER_POLICY" | policy
+		printf 'isolation_level: microvm\nsecurity: {}\n' ;;
+	*) echo "SBX_TIER=$TIER: namespace, runc, crun, runsc or microvm"; return 1 ;;
 	esac > "$WORK/m.yaml"
 	for kv in "$@"; do
 		sed -i "s/^security: {}$/security:/; /^security:/a\\  $kv" "$WORK/m.yaml"
@@ -33,11 +40,39 @@ tier_provision() {
 	provision "$WORK/m.yaml"
 }
 
+# A microVM's boundary is its kernel, not the host's (uname differs), and
+# the host's side of it, QEMU, runs unprivileged: not root, no capability,
+# no_new_privs, QEMU's own seccomp filter, in the sandbox's cgroup.
+vm_confined() {
+	local pid
+	pid=$(state "$1" pid)
+	run -0 sbx-run "$1" -- uname -r
+	[ "$output" != "$(uname -r)" ]
+	[ "$output" = "$(state "$1" guest_kernel)" ]
+	run -0 cat "/proc/$pid/status"
+	[[ $output == *"CapEff:	0000000000000000"* ]]
+	[[ $output == *"NoNewPrivs:	1"* ]]
+	[[ $output == *"Seccomp:	2"* ]]
+	run -0 awk '/^Uid:/ { print $2 }' "/proc/$pid/status"
+	[ "$output" != 0 ]
+	[ "$output" = "$(state "$1" uid_base)" ]
+	grep -q "$1" "/proc/$pid/cgroup"
+}
+
+# What a tier does not have: a skip naming it.
+not_tier() {
+	[ "$TIER" != "$1" ] || skip "$2"
+}
+
 # The sandbox's processes hold no capability, no_new_privs and a seccomp
 # filter, and its root is no root of the host's. gVisor's /proc has no
 # NoNewPrivs line and shows its own user namespace: there prctl says the
 # first, and the host's view of gVisor's sandbox process the last.
 tier_confined() {
+	if [ "$TIER" = microvm ]; then
+		vm_confined "$1"
+		return
+	fi
 	if [ "$TIER" != runsc ]; then
 		assert_confined "$1"
 		return
