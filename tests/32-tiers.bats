@@ -308,6 +308,7 @@ for i in range(0, len(b), 4096):
 	EOF
 	run -0 sbx-run "$ID" -- true
 	pid=$(state "$ID" pid)
+	[ "$TIER" != microvm ] || group=$(dirname "$(state "$ID" dir)")
 	run -0 sbx-gc "$ID"
 	gone "$pid" || { ps -o pid,ppid,stat,cmd -p "$pid"; false; }
 	run -1 grep -qF "$ID" /proc/self/mountinfo
@@ -323,6 +324,8 @@ for i in range(0, len(b), 4096):
 		run -0 find /run/sbx-vm -name "$ID"
 		[ -z "$output" ]
 		[ ! -e "$SBX_ROOT/sandboxes/$ID" ]
+		# the state root's directory of VMs goes with its last one
+		[ ! -e "$group" ]
 	fi
 }
 
@@ -512,7 +515,9 @@ only_microvm() {
 	# KVM it holds a VM's descriptor, under TCG none
 	vmm=$(state "$ID" pid)
 	accel=tcg
-	ls -l "/proc/$vmm/fd" | grep -q 'anon_inode:kvm-vm' && accel=kvm
+	for fd in "/proc/$vmm/fd"/*; do
+		[ "$(readlink "$fd")" != anon_inode:kvm-vm ] || accel=kvm
+	done
 	[ "$(state "$ID" acceleration)" = "$accel" ]
 }
 
