@@ -24,8 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/kvm.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -36,6 +34,7 @@
 #include "cgroup.h"
 #include "driver.h"
 #include "ids.h"
+#include "kvm.h"
 #include "ns.h"
 #include "rootfs.h"
 #include "sha256.h"
@@ -151,20 +150,12 @@ vm_accel(const char *qemu, const char *kit)
 {
 	const char *env = getenv("SBX_VM_ACCEL"), *key = strrchr(kit, '/');
 	char cache[300], tmp[320], kernel[1200], got[8] = "";
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC), vm, ok;
+	int fd, ok;
 
-	if (env && (strcmp(env, "tcg") == 0 || strcmp(env, "kvm") == 0)) {
-		if (fd != -1)
-			close(fd);
+	if (env && (strcmp(env, "tcg") == 0 || strcmp(env, "kvm") == 0))
 		return strcmp(env, "kvm") == 0 ? "kvm" : "tcg";
-	}
-	if (fd == -1)
+	if (!sbx_kvm_hardware())
 		return "tcg";
-	vm = ioctl(fd, KVM_CREATE_VM, 0);
-	close(fd);
-	if (vm < 0)
-		return "tcg";
-	close(vm);
 	snprintf(cache, sizeof cache, VM_RUN "/accel.%.64s", key ? key + 1 : kit);
 	if ((fd = open(cache, O_RDONLY | O_CLOEXEC)) != -1) {
 		ok = read(fd, got, sizeof got - 1) > 0;
