@@ -36,6 +36,7 @@
 #include "ids.h"
 #include "kvm.h"
 #include "ns.h"
+#include "oci.h"
 #include "rootfs.h"
 #include "sha256.h"
 #include "util.h"
@@ -60,22 +61,6 @@
 #define VM_MEMORY_MB 512
 /* The writable layer when disk_mb is not set. */
 #define VM_DISK_MB 1024
-
-static const char *const search_dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
-	"/usr/bin", "/sbin", "/bin", NULL };
-
-static int
-find_exe(const char *name, char *path, size_t size)
-{
-	size_t i;
-
-	for (i = 0; search_dirs[i]; i++) {
-		snprintf(path, size, "%s/%s", search_dirs[i], name);
-		if (access(path, X_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
 
 static const char *
 libexec(void)
@@ -382,10 +367,10 @@ vm_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 		    "more than this host's %ld", m->res.cpu_cores, vm_vcpus(m), cpus);
 	if (vm_refuse(m, e) == -1)
 		return -1;
-	if (find_exe("qemu-system-x86_64", path, sizeof path) == -1)
+	if (oci_find("qemu-system-x86_64", path, sizeof path) == -1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level microvm: "
 		    "qemu-system-x86_64 is not installed (Debian: qemu-system-x86)");
-	if (find_exe("mkfs.ext4", path, sizeof path) == -1)
+	if (oci_find("mkfs.ext4", path, sizeof path) == -1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level microvm: mkfs.ext4 is "
 		    "not installed (Debian: e2fsprogs)");
 	snprintf(path, sizeof path, "%s/sbx-agent", libexec());
@@ -412,7 +397,7 @@ vm_disk(const struct sbx_manifest *m, const struct vm_paths *p, uid_t uid, struc
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->disk);
 	}
 	close(fd);
-	find_exe("mkfs.ext4", mkfs, sizeof mkfs);
+	oci_find("mkfs.ext4", mkfs, sizeof mkfs);
 	if ((pid = fork()) == 0) {
 		int null = open("/dev/null", O_RDWR);
 
@@ -693,7 +678,7 @@ vm_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	memset(&lw, 0, sizeof lw);
 	memset(&l, 0, sizeof l);
 	l.kernel_fd = l.initrd_fd = l.disk_fd = l.log_fd = -1;
-	if (vm_kit(s, l.kit, sizeof l.kit, e) == -1 || find_exe("qemu-system-x86_64", l.qemu,
+	if (vm_kit(s, l.kit, sizeof l.kit, e) == -1 || oci_find("qemu-system-x86_64", l.qemu,
 	    sizeof l.qemu) == -1 || vm_initrd(s, l.kit, l.initrd, sizeof l.initrd, e) == -1 ||
 	    sbx_tier_pick_ids(s, m, e) == -1 || vm_paths(s, m, &p, e) == -1)
 		return -1;
