@@ -7,8 +7,11 @@
  * user, directory, environment, streams or a terminal), its signals and
  * resizes, its exit status and resource use. The commands run in cgroups of
  * the guest's own (sbx/run-N below one sbx cgroup with the sandbox's pids
- * and memory limits); a run's leftovers die with it. It reaps every orphan,
- * as a PID 1 must. Static: nothing of the guest's root is needed.
+ * and memory limits, a new one for each run); a run's leftovers die with
+ * it. It freezes the sandbox's processes for snapshots, keeping runs aside
+ * whose host went away meanwhile (vm_proto.h, FREEZE), and with --pack DIR
+ * writes the writable layer as a tar archive for the host. It reaps every
+ * orphan, as a PID 1 must. Static: nothing of the guest's root is needed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include <sys/types.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -63,6 +67,21 @@ struct session {
 
 static struct session ss[VM_PORTS];
 extern char **environ;
+
+/* Runs kept aside while frozen (FREEZE): their command, its output (read
+ * and dropped), its cgroup. */
+#define MAX_KEPT 16
+struct kept {
+	pid_t pid;
+	int out_fd, err_fd;
+	char cg[64];
+};
+static struct kept kept[MAX_KEPT];
+static int frozen;
+/* Run cgroups whose processes were killed, to remove once they are gone. */
+#define MAX_DOOMED 64
+static char doomed[MAX_DOOMED][64];
+static unsigned run_seq;
 
 static void
 say(const char *fmt, const char *arg)
@@ -131,7 +150,6 @@ read_num(const char *path)
 static void
 setup_system(void)
 {
-	char name[64];
 	int i;
 
 	mkdir("/dev/pts", 0755);
@@ -148,10 +166,6 @@ setup_system(void)
 	write_text("/proc/sys/vm/overcommit_memory", "1");
 	mkdir(CG_SBX, 0755);
 	write_text(CG_SBX "/cgroup.subtree_control", "+cpu +memory +pids");
-	for (i = 0; i < VM_PORTS; i++) {
-		snprintf(name, sizeof name, CG_SBX "/run-%d", i);
-		mkdir(name, 0755);
-	}
 	/* The loopback up: the guest's only network (it has no NIC). */
 	if ((i = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) != -1) {
 		struct ifreq ifr = { 0 };
@@ -214,20 +228,50 @@ close_fd(int *fd)
 	*fd = -1;
 }
 
+/* A run's cgroup: everything in it killed, the cgroup removed once empty. */
+static void
+cg_kill(char *cg)
+{
+	char path[96];
+	int i;
+
+	if (cg[0] == '\0')
+		return;
+	snprintf(path, sizeof path, "%s/cgroup.kill", cg);
+	write_text(path, "1");
+	for (i = 0; i < MAX_DOOMED; i++)
+		if (doomed[i][0] == '\0') {
+			memcpy(doomed[i], cg, sizeof doomed[i]);
+			break;
+		}
+	cg[0] = '\0';
+}
+
+/* The doomed cgroups that are empty now, removed; whether any is left. */
+static int
+cg_sweep(void)
+{
+	int i, left = 0;
+
+	for (i = 0; i < MAX_DOOMED; i++)
+		if (doomed[i][0] != '\0') {
+			if (rmdir(doomed[i]) == 0 || errno == ENOENT)
+				doomed[i][0] = '\0';
+			else
+				left = 1;
+		}
+	return left;
+}
+
 /* The command and all it started, killed; its streams dropped. */
 static void
 session_end(struct session *s)
 {
-	char path[96];
-
 	if (s->pid > 0 && !s->exited) {
 		kill(-s->pid, SIGKILL);
 		kill(s->pid, SIGKILL);
 	}
-	if (s->cg[0]) {
-		snprintf(path, sizeof path, "%s/cgroup.kill", s->cg);
-		write_text(path, "1");
-	}
+	cg_kill(s->cg);
 	if (s->exited || s->pid <= 0)
 		s->pid = 0;
 	close_fd(&s->in_fd);
@@ -242,6 +286,54 @@ session_end(struct session *s)
 		s->pid = -s->pid;
 }
 
+/* While frozen: s's running command kept aside, its port free (0), or -1. */
+static int
+keep_run(struct session *s)
+{
+	int k;
+
+	if (!frozen || s->pid <= 0 || s->exited)
+		return -1;
+	for (k = 0; k < MAX_KEPT && (kept[k].pid != 0 || kept[k].out_fd != -1 ||
+	    kept[k].err_fd != -1); k++)
+		;
+	if (k == MAX_KEPT)
+		return -1;
+	kept[k].pid = s->pid;
+	kept[k].out_fd = s->out_fd;
+	kept[k].err_fd = s->err_fd;
+	memcpy(kept[k].cg, s->cg, sizeof kept[k].cg);
+	s->out_fd = s->err_fd = -1;
+	s->cg[0] = '\0';
+	s->pid = 0;
+	close_fd(&s->in_fd);
+	free(s->q.buf);
+	s->q.buf = NULL;
+	s->q.len = 0;
+	s->stdin_eof = 0;
+	return 0;
+}
+
+/* The host side of s went away, or a new session begins: its run ends
+ * with it, unless frozen (keep_run). */
+static void
+session_gone(struct session *s)
+{
+	if (keep_run(s) == -1)
+		session_end(s);
+}
+
+/* A kept run killed with all it started. */
+static void
+kept_kill(struct kept *k)
+{
+	if (k->pid > 0) {
+		kill(-k->pid, SIGKILL);
+		kill(k->pid, SIGKILL);
+	}
+	cg_kill(k->cg);
+}
+
 static int
 send_frame(struct session *s, uint32_t type, const void *a, size_t alen, const void *b,
     size_t blen)
@@ -249,7 +341,7 @@ send_frame(struct session *s, uint32_t type, const void *a, size_t alen, const v
 	if (!s->connected)
 		return -1;
 	if (vm_send(s->port, type, a, alen, b, blen) == -1) {
-		session_end(s);
+		session_gone(s);
 		s->connected = 0;
 		return -1;
 	}
@@ -373,7 +465,17 @@ do_exec(struct session *s, char *p, uint32_t len)
 		snprintf(msg, sizeof msg, "pipe: %s", strerror(errno));
 		goto fail;
 	}
-	snprintf(s->cg, sizeof s->cg, CG_SBX "/run-%d", (int)(s - ss));
+	if (x.flags & VM_EXEC_SYSTEM)
+		snprintf(s->cg, sizeof s->cg, CG "/system-%u", run_seq++);
+	else
+		snprintf(s->cg, sizeof s->cg, CG_SBX "/run-%u", run_seq++);
+	if (mkdir(s->cg, 0755) == -1 && errno != EEXIST) {
+		snprintf(msg, sizeof msg, "%s: %s", s->cg, strerror(errno));
+		s->cg[0] = '\0';
+		close_fd(&rep[0]);
+		close_fd(&rep[1]);
+		goto fail;
+	}
 	snprintf(path, sizeof path, "%s/memory.events", s->cg);
 	s->oom_before = read_key(path, "oom_kill");
 	s->pids_before = read_key(CG_SBX "/pids.events", "max");
@@ -479,6 +581,35 @@ do_setup(struct session *s, const char *p, uint32_t len)
 }
 
 static void
+do_freeze(struct session *s, const char *p, uint32_t len)
+{
+	struct vm_freeze f;
+	int k, tries;
+
+	if (len < sizeof f)
+		return fail(s, 125, "short FREEZE");
+	memcpy(&f, p, sizeof f);
+	if (f.on) {
+		write_text(CG_SBX "/cgroup.freeze", "1");
+		for (tries = 0; read_key(CG_SBX "/cgroup.events", "frozen") != 1; tries++) {
+			if (tries == 1000) {
+				write_text(CG_SBX "/cgroup.freeze", "0");
+				return fail(s, 125, "the sandbox's processes did not freeze in 10 s");
+			}
+			usleep(10000);
+		}
+		frozen = 1;
+		sync();
+	} else {
+		for (k = 0; !f.keep && k < MAX_KEPT; k++)
+			kept_kill(&kept[k]);
+		write_text(CG_SBX "/cgroup.freeze", "0");
+		frozen = 0;
+	}
+	send_frame(s, VM_OK, NULL, 0, NULL, 0);
+}
+
+static void
 do_stat(struct session *s)
 {
 	struct vm_stats st = { 0 };
@@ -505,7 +636,7 @@ frame(struct session *s, uint32_t type, char *p, uint32_t len)
 		uint32_t ver = VM_PROTO_VERSION;
 		char buf[12];
 
-		session_end(s);
+		session_gone(s);
 		if (len < sizeof nonce)
 			return;
 		memcpy(&nonce, p, sizeof nonce);
@@ -562,6 +693,9 @@ frame(struct session *s, uint32_t type, char *p, uint32_t len)
 	case VM_STAT:
 		do_stat(s);
 		break;
+	case VM_FREEZE:
+		do_freeze(s, p, len);
+		break;
 	case VM_POWEROFF:
 		sync();
 		reboot(RB_POWER_OFF);
@@ -581,7 +715,7 @@ port_read(struct session *s)
 
 	if (n <= 0) {
 		if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-			session_end(s);
+			session_gone(s);
 			s->connected = 0;
 			free(s->in);
 			s->in = NULL;
@@ -692,6 +826,7 @@ maybe_done(struct session *s)
 	x.cpu_us = v >= 0 && s->cpu_before >= 0 ? v - s->cpu_before : -1;
 	close_fd(&s->in_fd);
 	s->pid = 0;
+	cg_kill(s->cg);
 	send_frame(s, VM_EXIT, &x, sizeof x, NULL, 0);
 }
 
@@ -702,7 +837,12 @@ reap(void)
 	int st, i;
 	pid_t pid;
 
-	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0)
+	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0) {
+		for (i = 0; i < MAX_KEPT; i++)
+			if (kept[i].pid == pid) {
+				kept[i].pid = 0;
+				kept_kill(&kept[i]);
+			}
 		for (i = 0; i < VM_PORTS; i++) {
 			struct session *s = &ss[i];
 			char path[96];
@@ -722,17 +862,230 @@ reap(void)
 				maybe_done(s);
 			}
 		}
+	}
+}
+
+/*
+ * --pack DIR: the tree below DIR as a pax tar archive on stdout, for the
+ * host's capture of the writable layer (it checks the archive as the
+ * untrusted input it is). Names, numeric owners, modes, modification
+ * times, symlinks, whiteouts (character devices 0,0) and user.* attributes
+ * (of overlayfs's, user.overlay.opaque alone); hard links are stored as copies; other devices,
+ * FIFOs and sockets are left out (the layer format has no place for them).
+ */
+struct tarw {
+	char buf[1 << 16];
+	size_t len;
+	int failed;
+};
+
+static void
+tar_put(struct tarw *t, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0 && !t->failed) {
+		size_t take = sizeof t->buf - t->len < n ? sizeof t->buf - t->len : n;
+
+		memcpy(t->buf + t->len, c, take);
+		t->len += take;
+		c += take;
+		n -= take;
+		if (t->len == sizeof t->buf) {
+			t->failed = vm_write_all(1, t->buf, t->len) == -1;
+			t->len = 0;
+		}
+	}
+}
+
+static void
+tar_pad(struct tarw *t, unsigned long long n)
+{
+	static const char zero[512];
+
+	if (n % 512)
+		tar_put(t, zero, 512 - n % 512);
+}
+
+/* One pax record "LEN key=value\n" (LEN counts itself) appended to rec. */
+static int
+pax_rec(char *rec, size_t *len, size_t size, const char *key, const char *val, size_t vlen)
+{
+	size_t body = strlen(key) + vlen + 3, n = body + 1, d;
+
+	for (;;) {
+		char num[24];
+
+		d = (size_t)snprintf(num, sizeof num, "%zu", n);
+		if (body + d == n)
+			break;
+		n = body + d;
+	}
+	if (*len + n > size)
+		return -1;
+	*len += (size_t)snprintf(rec + *len, size - *len, "%zu %s=", n, key);
+	memcpy(rec + *len, val, vlen);
+	*len += vlen;
+	rec[(*len)++] = '\n';
+	return 0;
+}
+
+static void
+tar_header(struct tarw *t, const char *name, int type, const struct stat *st,
+    unsigned long long size)
+{
+	char h[512];
+	unsigned sum = 0;
+	int i;
+
+	memset(h, 0, sizeof h);
+	snprintf(h, 100, "%.99s", name);
+	snprintf(h + 100, 8, "%07o", (unsigned)(st->st_mode & 07777));
+	snprintf(h + 108, 8, "%07o", (unsigned)(st->st_uid & 07777777));
+	snprintf(h + 116, 8, "%07o", (unsigned)(st->st_gid & 07777777));
+	snprintf(h + 124, 12, "%011llo", size < 077777777777ULL ? size : 0);
+	snprintf(h + 136, 12, "%011llo", st->st_mtim.tv_sec > 0 ?
+	    (unsigned long long)st->st_mtim.tv_sec & 077777777777ULL : 0);
+	memset(h + 148, ' ', 8);
+	h[156] = (char)type;
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	for (i = 0; i < 512; i++)
+		sum += (unsigned char)h[i];
+	snprintf(h + 148, 8, "%06o", sum);
+	tar_put(t, h, sizeof h);
+}
+
+static int
+tar_entry(struct tarw *t, const char *path, const char *name)
+{
+	static char rec[1 << 16];
+	char link[4096], list[4096], val[4096], *k;
+	size_t len = 0;
+	ssize_t n, ln = 0, vn;
+	struct stat st;
+	int type, fd = -1;
+	char num[24];
+
+	if (lstat(path, &st) == -1)
+		return -1;
+	if (S_ISREG(st.st_mode))
+		type = '0';
+	else if (S_ISDIR(st.st_mode))
+		type = '5';
+	else if (S_ISLNK(st.st_mode))
+		type = '2';
+	else if (S_ISCHR(st.st_mode) && st.st_rdev == 0)
+		type = '3';
+	else
+		return 0;
+	if (pax_rec(rec, &len, sizeof rec, "path", name, strlen(name)) == -1)
+		return -1;
+	if (type == '2') {
+		if ((ln = readlink(path, link, sizeof link - 1)) < 0 ||
+		    pax_rec(rec, &len, sizeof rec, "linkpath", link, (size_t)ln) == -1)
+			return -1;
+	}
+	if (type == '0') {
+		snprintf(num, sizeof num, "%lld", (long long)st.st_size);
+		if (pax_rec(rec, &len, sizeof rec, "size", num, strlen(num)) == -1)
+			return -1;
+	}
+	n = llistxattr(path, list, sizeof list);
+	for (k = list; n > 0 && k < list + n; k += strlen(k) + 1) {
+		char key[300];
+
+		/* overlayfs's own marks are the guest's, but for opaque directories */
+		if (strncmp(k, "user.", 5) != 0 || (strncmp(k, "user.overlay.", 13) == 0 &&
+		    strcmp(k, "user.overlay.opaque") != 0) ||
+		    (vn = lgetxattr(path, k, val, sizeof val)) < 0)
+			continue;
+		snprintf(key, sizeof key, "SCHILY.xattr.%.255s", k);
+		if (pax_rec(rec, &len, sizeof rec, key, val, (size_t)vn) == -1)
+			return -1;
+	}
+	if (type == '0' && (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	tar_header(t, "pax", 'x', &st, len);
+	tar_put(t, rec, len);
+	tar_pad(t, len);
+	tar_header(t, name, type, &st, type == '0' ? (unsigned long long)st.st_size : 0);
+	if (type == '0') {
+		unsigned long long left = (unsigned long long)st.st_size;
+		char buf[65536];
+
+		/* What it holds now, cut or padded to the size the header gave. */
+		while (left > 0) {
+			n = read(fd, buf, left < sizeof buf ? left : sizeof buf);
+			if (n <= 0) {
+				memset(buf, 0, sizeof buf);
+				n = left < sizeof buf ? (ssize_t)left : (ssize_t)sizeof buf;
+			}
+			tar_put(t, buf, (size_t)n);
+			left -= (unsigned long long)n;
+		}
+		close(fd);
+		tar_pad(t, (unsigned long long)st.st_size);
+	}
+	return 0;
+}
+
+static int
+tar_tree(struct tarw *t, const char *dir, const char *prefix)
+{
+	struct dirent **names;
+	char path[4096], name[4096];
+	int n, i, r = 0;
+
+	if ((n = scandir(dir, &names, NULL, alphasort)) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		const char *d = names[i]->d_name;
+
+		if (r == 0 && strcmp(d, ".") != 0 && strcmp(d, "..") != 0) {
+			if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, d) >= sizeof path ||
+			    (size_t)snprintf(name, sizeof name, "%s%s", prefix, d) >= sizeof name - 1)
+				r = -1;
+			else if (tar_entry(t, path, name) == -1)
+				r = -1;
+			else if (names[i]->d_type == DT_DIR) {
+				strcat(name, "/");
+				r = tar_tree(t, path, name);
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+	return r;
+}
+
+static int
+pack(const char *dir)
+{
+	static struct tarw t;
+	static const char zero[1024];
+
+	if (tar_tree(&t, dir, "") == -1) {
+		fprintf(stderr, "sbx-agent: cannot pack %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	tar_put(&t, zero, sizeof zero);
+	if (!t.failed && t.len > 0)
+		t.failed = vm_write_all(1, t.buf, t.len) == -1;
+	return t.failed ? 1 : 0;
 }
 
 int
-main(void)
+main(int argc, char *argv[])
 {
-	struct pollfd pf[1 + VM_PORTS * 4];
-	struct session *who[1 + VM_PORTS * 4];
-	int what[1 + VM_PORTS * 4];
+	struct pollfd pf[1 + VM_PORTS * 4 + MAX_KEPT * 2];
+	struct session *who[1 + VM_PORTS * 4 + MAX_KEPT * 2];
+	int what[1 + VM_PORTS * 4 + MAX_KEPT * 2];
 	sigset_t mask;
 	int sfd, i;
 
+	if (argc == 3 && strcmp(argv[1], VM_AGENT_PACK) == 0)
+		return pack(argv[2]);
 	if (getpid() != 1)
 		fprintf(stderr, "sbx-agent: not the guest's PID 1\n");
 	setup_system();
@@ -744,6 +1097,8 @@ main(void)
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	for (i = 0; i < MAX_KEPT; i++)
+		kept[i].out_fd = kept[i].err_fd = -1;
 	for (i = 0; i < VM_PORTS; i++) {
 		ss[i].in_fd = ss[i].out_fd = ss[i].err_fd = -1;
 		if ((ss[i].port = open_port(i)) == -1)
@@ -792,6 +1147,20 @@ main(void)
 				what[n++] = 4;
 			}
 		}
+		for (i = 0; i < MAX_KEPT; i++) {
+			if (kept[i].out_fd != -1) {
+				pf[n] = (struct pollfd){ kept[i].out_fd, POLLIN, 0 };
+				who[n] = NULL;
+				what[n++] = 100 + 2 * i;
+			}
+			if (kept[i].err_fd != -1) {
+				pf[n] = (struct pollfd){ kept[i].err_fd, POLLIN, 0 };
+				who[n] = NULL;
+				what[n++] = 101 + 2 * i;
+			}
+		}
+		if (cg_sweep())
+			idle = 1;
 		r = poll(pf, n, idle ? 20 : -1);
 		if (r < 0)
 			continue;
@@ -813,7 +1182,7 @@ main(void)
 				if (pf[i].revents & POLLIN)
 					port_read(s);
 				else if (pf[i].revents & (POLLHUP | POLLERR)) {
-					session_end(s);
+					session_gone(s);
 					s->connected = 0;
 					s->in_len = 0;
 				}
@@ -832,6 +1201,17 @@ main(void)
 				if (s->in_fd != -1)
 					flush_stdin(s);
 				break;
+			default: {
+				/* A kept run's output: nobody reads it now. */
+				struct kept *k = &kept[(what[i] - 100) / 2];
+				int *fd = (what[i] - 100) % 2 ? &k->err_fd : &k->out_fd;
+				char buf[4096];
+				ssize_t got = read(*fd, buf, sizeof buf);
+
+				if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN))
+					close_fd(fd);
+				break;
+			}
 			}
 		}
 	}

@@ -31,6 +31,7 @@ enum vm_frame {
 	VM_RESIZE,        /* u16 rows, u16 cols */
 	VM_STAT,          /* nothing: answered by VM_STATS */
 	VM_POWEROFF,      /* nothing: the guest syncs and powers off */
+	VM_FREEZE,        /* u32 on, u32 keep: answered by VM_OK (see below) */
 	/* guest -> host */
 	VM_READY = 64,    /* u64 nonce, u32 version, then the guest's kernel release */
 	VM_STARTED,       /* u32 the command's PID in the guest */
@@ -39,7 +40,7 @@ enum vm_frame {
 	VM_STDERR,        /* bytes */
 	VM_EXIT,          /* struct vm_exit */
 	VM_STATS,         /* struct vm_stats */
-	VM_OK,            /* SETUP done */
+	VM_OK,            /* SETUP or FREEZE done */
 	VM_TYPE_MAX = VM_OK,
 };
 
@@ -56,7 +57,32 @@ struct vm_setup {
 
 struct vm_exec {
 	uint32_t uid, gid, tty, rows, cols, argc, envc;
-	uint32_t pad;
+	uint32_t flags;          /* VM_EXEC_* */
+};
+
+/* The command is sbx's own (the writable layer's packer), not the
+ * sandbox's: outside the sandbox's cgroup, so not frozen with it and not in
+ * its figures. */
+#define VM_EXEC_SYSTEM 1u
+/* The agent's own path in the guest, and the mode in which it writes the
+ * tree below DIR to stdout as a tar archive (pax: names, owners, modes,
+ * times, symlinks, whiteouts, user.overlay.* attributes). */
+#define VM_AGENT_PATH "/dev/.sbx/sbx-agent"
+#define VM_AGENT_PACK "--pack"
+/* The guest's overlay's upper directory, where the agent can reach it. */
+#define VM_UPPER "/dev/.sbx/layer/upper"
+
+/*
+ * FREEZE on = 1: the sandbox's processes frozen (its cgroup's
+ * cgroup.freeze), then the guest's filesystems synced. While frozen, a run
+ * whose host side goes away is kept aside, still frozen, instead of being
+ * killed: a clone resumed from a memory snapshot taken then finds its
+ * ports without a host (the clone's QEMU is a new process). FREEZE on = 0
+ * thaws; runs kept aside meanwhile are killed, or with keep = 1 (the clone)
+ * go on detached: their output discarded, they end with the VM.
+ */
+struct vm_freeze {
+	uint32_t on, keep;
 };
 
 struct vm_exit {
