@@ -180,7 +180,7 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 		goto restore;
 	if (ckpt[0] != '\0')
 		frozen = 0;
-	r = sbx_snapshot_capture(s, &m, frozen_at, pack, &pc, &sn, e);
+	r = sbx_snapshot_capture(s, &m, frozen_at, drv->whole_layer, pack, &pc, &sn, e);
 	if (ckpt[0] != '\0' && drv->restart(s, &m, ckpt, r == 0 ? e : NULL) == -1) {
 		if (r == 0)
 			sbx_err_prefix(e, "restarting the sandbox from its checkpoint");

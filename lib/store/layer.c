@@ -1440,6 +1440,12 @@ sbx_tar_unpack(int fd, const char *dir, struct sbx_layer_info *info, struct sbx_
 	return layer_unpack(fd, NULL, dir, 0, 0, info, e);
 }
 
+int
+sbx_layer_unpack_tar(int fd, const char *dir, struct sbx_layer_info *info, struct sbx_err *e)
+{
+	return layer_unpack(fd, NULL, dir, 1, 0, info, e);
+}
+
 static int
 layer_unpack(int blobfd, const char *want, const char *dir, int keep_owners, int zstd,
     struct sbx_layer_info *info, struct sbx_err *e)

@@ -90,6 +90,10 @@ int sbx_layer_unpack(int blobfd, const char *want, const char *dir, int keep_own
 int sbx_tar_unpack(int fd, const char *dir, struct sbx_layer_info *info, struct sbx_err *e);
 int sbx_tar_pack_path(const char *path, const char *name, unsigned uid, unsigned gid, int outfd,
     struct sbx_err *e);
+/* A writable layer as an uncompressed tar (a microVM guest's, packed
+ * inside): sbx_layer_unpack's checks and limits, owners kept as stored. */
+int sbx_layer_unpack_tar(int fd, const char *dir, struct sbx_layer_info *info,
+    struct sbx_err *e);
 
 /*
  * What a layer read by sbx_layer_unpack may expand to (decompression bombs):

@@ -711,7 +711,7 @@ previous(const struct sbx_store *s, const struct sbx_manifest *m, size_t root_la
 
 int
 sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m, double frozen_at,
-    sbx_snapshot_pack_fn pack, void *ctx, struct sbx_snapshot *sn, struct sbx_err *e)
+    int whole, sbx_snapshot_pack_fn pack, void *ctx, struct sbx_snapshot *sn, struct sbx_err *e)
 {
 	struct sbx_layer_info li;
 	struct sbx_snapshot parent, prev;
@@ -719,6 +719,7 @@ sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m, do
 	struct sbx_pack_opts o = { NULL, -1, NULL, frozen_at - RACY_S };
 	char tmp[1200], itmp[1200], ipath[1200], tag[256];
 	int fd = -1, r = -1;
+	size_t below;
 
 	memset(&parent, 0, sizeof parent);
 	memset(&prev, 0, sizeof prev);
@@ -732,7 +733,8 @@ sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m, do
 		if (sbx_snapshot_load(s, m->rootfs, &parent, e) == -1)
 			return sbx_err_prefix(e, "parent snapshot %s", m->rootfs);
 	}
-	previous(s, m, parent.n_layers, &prev, &base);
+	if (!whole)
+		previous(s, m, parent.n_layers, &prev, &base);
 	if (base != NULL) {
 		/* A diff on the previous snapshot, which stacks on the parent already. */
 		sbx_snapshot_free(&parent);
@@ -771,16 +773,17 @@ sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m, do
 	itmp[0] = '\0';
 	sbx_crash_point("snap-layer");
 	r = -1;
-	sn->n_layers = parent.n_layers + 1;
+	below = whole ? 0 : parent.n_layers;
+	sn->n_layers = below + 1;
 	if ((sn->layers = calloc(sn->n_layers, sizeof *sn->layers)) == NULL) {
 		sbx_err_oom(e);
 		goto out;
 	}
-	if (parent.n_layers)
-		memcpy(sn->layers, parent.layers, parent.n_layers * sizeof *sn->layers);
-	memcpy(sn->layers[parent.n_layers].digest, li.digest, sizeof li.digest);
-	sn->layers[parent.n_layers].size = li.size;
-	sn->layers[parent.n_layers].unpacked = li.unpacked;
+	if (below)
+		memcpy(sn->layers, parent.layers, below * sizeof *sn->layers);
+	memcpy(sn->layers[below].digest, li.digest, sizeof li.digest);
+	sn->layers[below].size = li.size;
+	sn->layers[below].unpacked = li.unpacked;
 	/* A layer the chain has already (nothing changed since it was made, or
 	 * the same tree again) is stacked once, at the top. */
 	chain_dedupe(sn);

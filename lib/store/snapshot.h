@@ -89,11 +89,15 @@ int sbx_snapshot_emit(FILE *f, const struct sbx_snapshot *sn, enum sbx_format fm
  * sn's layers, parent, lineage and base from m. The layer is a diff on the
  * sandbox's previous snapshot (m's snapshot.last_snapshot_id) when there is a
  * usable one, else the whole writable layer on the snapshot m was made from.
+ * With whole, what pack writes is everything the sandbox has over its base
+ * root, even when m was made from a snapshot (a microVM's clone, whose disk
+ * holds its parent's files): it stacks on none of the parent's layers, which
+ * is still its parent and lineage.
  */
 typedef int (*sbx_snapshot_pack_fn)(void *ctx, int fd, const struct sbx_pack_opts *o,
     struct sbx_layer_info *li, struct sbx_err *e);
 int sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m,
-    double frozen_at, sbx_snapshot_pack_fn pack, void *ctx, struct sbx_snapshot *sn,
+    double frozen_at, int whole, sbx_snapshot_pack_fn pack, void *ctx, struct sbx_snapshot *sn,
     struct sbx_err *e);
 /*
  * Under the store's shared lock, as capture: pack the memory checkpoint its

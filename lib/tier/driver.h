@@ -74,6 +74,9 @@ struct sbx_driver {
 	 * files elsewhere. */
 	int (*capture)(const struct sbx_store *s, const struct sbx_manifest *m, int fd,
 	    const struct sbx_pack_opts *o, struct sbx_layer_info *li, struct sbx_err *e);
+	/* capture writes the whole writable layer over the base root, also for
+	 * a sandbox made from a snapshot (sbx_snapshot_capture's whole). */
+	int whole_layer;
 	/* Whether this sandbox's memory can be checkpointed (NULL: never). */
 	int (*can_checkpoint)(const struct sbx_manifest *m);
 	/* Write the memory and device state of the frozen sandbox into dir (an

@@ -5,17 +5,22 @@
  * guest kit (contrib/guest/build.sh: Debian's kernel and busybox), whose
  * initramfs puts the root in place and hands over to the guest agent.
  *
- * The root: the sandbox's read-only layers (the host's system directories
- * under the skeleton, or the manifest's directory), assembled in QEMU's own
- * mount namespace and shared read-only over virtio-9p, under an overlay
- * whose writable layer is the sandbox's own ext4 disk image (disk_mb big:
- * that is its quota). The VM's RAM and vCPUs are the manifest's; QEMU runs
- * in the sandbox's cgroup as the sandbox's first host ID, under its own
- * seccomp sandbox (-sandbox on). Runs go through the agent (vm_agent.c).
+ * The root: the sandbox's read-only layers under an overlay whose writable
+ * layer is the sandbox's own ext4 disk image (disk_mb big: that is its
+ * quota). The host's system directories under the skeleton (rootfs: host)
+ * are assembled in QEMU's own mount namespace and shared read-only over
+ * virtio-9p; a root directory (rootfs: DIR) is copied into a read-only ext4
+ * disk image of its own, and then the guest's RAM is a file on a tmpfs
+ * (VM_SHM), so that the VM can be snapshotted with its memory (vm_snap.c:
+ * QEMU migrates no VM that has a 9p share mounted). The VM's RAM and vCPUs
+ * are the manifest's; QEMU runs in the sandbox's cgroup as the sandbox's
+ * first host ID, under its own seccomp sandbox (-sandbox on). Runs go
+ * through the agent (vm_agent.c).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <grp.h>
 #include <math.h>
 #include <poll.h>
@@ -33,12 +38,14 @@
 
 #include "cgroup.h"
 #include "driver.h"
+#include "layer.h"
 #include "ids.h"
 #include "kvm.h"
 #include "ns.h"
 #include "oci.h"
 #include "rootfs.h"
 #include "sha256.h"
+#include "snapshot.h"
 #include "util.h"
 #include "vm.h"
 
@@ -175,10 +182,32 @@ vm_paths(const struct sbx_store *s, const struct sbx_manifest *m, struct vm_path
 		snprintf(p->port[i], sizeof p->port[i], "%s/agent.%d", p->dir, i);
 	snprintf(p->qmp, sizeof p->qmp, "%s/qmp", p->dir);
 	snprintf(p->base, sizeof p->base, "%s/base", p->dir);
-	if (sbx_store_path(s, m->sandbox_id, "disk.img", p->disk, sizeof p->disk, e) == -1 ||
+	if (sbx_path(p->ram, sizeof p->ram, e, VM_SHM "/%s/%s.ram", s->group, m->sandbox_id) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "base.img", p->base_img, sizeof p->base_img, e) == -1 ||
+	    sbx_store_path(s, m->sandbox_id, "disk.img", p->disk, sizeof p->disk, e) == -1 ||
 	    sbx_store_path(s, m->sandbox_id, "vmm.log", p->log, sizeof p->log, e) == -1 ||
 	    sbx_store_path(s, m->sandbox_id, "agent.lock", p->lock, sizeof p->lock, e) == -1)
 		return -1;
+	return 0;
+}
+
+/* The agent's and monitor's paths from the state alone (the driver's
+ * freeze has no store). */
+int
+vm_paths_rt(const struct sbx_manifest *m, struct vm_paths *p, struct sbx_err *e)
+{
+	const char *dir = sbx_rt_str(m, "dir"), *lock = sbx_rt_str(m, "agent_lock");
+	int i;
+
+	memset(p, 0, sizeof *p);
+	if (dir == NULL || lock == NULL)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "sandbox %s: no VM recorded", m->sandbox_id);
+	if (sbx_path(p->dir, sizeof p->dir, e, "%s", dir) == -1 ||
+	    sbx_path(p->lock, sizeof p->lock, e, "%s", lock) == -1)
+		return -1;
+	for (i = 0; i < VM_PORTS; i++)
+		snprintf(p->port[i], sizeof p->port[i], "%s/agent.%d", p->dir, i);
+	snprintf(p->qmp, sizeof p->qmp, "%s/qmp", p->dir);
 	return 0;
 }
 
@@ -327,17 +356,32 @@ out:
 	return r;
 }
 
+/* A snapshot with the memory of a microVM (sbx-fork's clones start from it). */
+static int
+vm_memory_snapshot(const struct sbx_store *s, const char *id)
+{
+	struct sbx_snapshot sn;
+	int r;
+
+	if (sbx_snapshot_load(s, id, &sn, NULL) == -1)
+		return 0;
+	r = sn.has_memory && sn.memory_tier != NULL && strcmp(sn.memory_tier, VM_TIER) == 0;
+	sbx_snapshot_free(&sn);
+	return r;
+}
+
 /* What the tier does not do (yet), each a 69 naming the key. */
 static int
-vm_refuse(const struct sbx_manifest *m, struct sbx_err *e)
+vm_refuse(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
 {
 	if (strcmp(m->network_policy, "deny-all") != 0)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy %s: isolation_level "
 		    "microvm has no network yet (deny-all only: the VM has no NIC)",
 		    m->network_policy);
-	if (sbx_manifest_rootfs_is_snapshot(m->rootfs))
+	if (sbx_manifest_rootfs_is_snapshot(m->rootfs) && !vm_memory_snapshot(s, m->rootfs))
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "rootfs %s: isolation_level microvm "
-		    "starts from no file snapshot yet", m->rootfs);
+		    "starts from a memory snapshot of a microVM only (not from files alone, yet)",
+		    m->rootfs);
 	if (m->n_mounts > 0 || m->n_tmpfs > 0)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "%s: isolation_level microvm shares "
 		    "no host directory and makes no tmpfs yet", m->n_mounts ? "filesystem_mounts" :
@@ -365,7 +409,7 @@ vm_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 	if (cpus > 0 && vm_vcpus(m) > cpus)
 		return sbx_err_set(e, SBX_EX_DATAERR, "resource_allocation.cpu_cores %g: %d vCPUs, "
 		    "more than this host's %ld", m->res.cpu_cores, vm_vcpus(m), cpus);
-	if (vm_refuse(m, e) == -1)
+	if (vm_refuse(s, m, e) == -1)
 		return -1;
 	if (oci_find("qemu-system-x86_64", path, sizeof path) == -1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level microvm: "
@@ -409,6 +453,92 @@ vm_disk(const struct sbx_manifest *m, const struct vm_paths *p, uid_t uid, struc
 	}
 	if (pid == -1 || waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		return sbx_err_set(e, SBX_EX_CANTCREAT, "%s: mkfs.ext4 failed", p->disk);
+	return 0;
+}
+
+int
+vm_disk_base(const struct sbx_manifest *m)
+{
+	const char *b = sbx_rt_str(m, "base");
+
+	return b != NULL ? strcmp(b, "disk") == 0 : strcmp(m->rootfs, "host") != 0;
+}
+
+/* What an ext4 copy of a tree needs: its blocks and inodes, counted as it is walked. */
+static long long tree_kb, tree_inodes;
+
+static int
+tree_count(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)path;
+	(void)flag;
+	(void)f;
+	tree_kb += S_ISREG(st->st_mode) ? (st->st_size + 4095) / 4096 * 4 + 4 : 4;
+	tree_inodes++;
+	return 0;
+}
+
+/* The root directory (rootfs: DIR) as a read-only ext4 image: mkfs.ext4 -d,
+ * with room for its tree and no more (the guest mounts it read-only). */
+static int
+vm_base_image(const struct sbx_manifest *m, const struct vm_paths *p, struct sbx_err *e)
+{
+	char mkfs[256], size[32], inodes[32];
+	int fd, st;
+	pid_t pid;
+
+	tree_kb = tree_inodes = 0;
+	if (nftw(m->rootfs, tree_count, 32, FTW_PHYS) == -1)
+		return sbx_err_sys(e, SBX_EX_NOINPUT, "rootfs %s", m->rootfs);
+	snprintf(size, sizeof size, "%lldk", tree_kb + tree_kb / 8 + 16384);
+	snprintf(inodes, sizeof inodes, "%lld", tree_inodes + tree_inodes / 8 + 1024);
+	if ((fd = open(p->base_img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->base_img);
+	close(fd);
+	oci_find("mkfs.ext4", mkfs, sizeof mkfs);
+	if ((pid = fork()) == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		execl(mkfs, mkfs, "-q", "-F", "-m", "0", "-N", inodes, "-O", "^has_journal",
+		    "-E", "root_owner=0:0", "-d", m->rootfs, p->base_img, size, (char *)NULL);
+		_exit(127);
+	}
+	if (pid == -1 || waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return sbx_err_set(e, SBX_EX_CANTCREAT, "rootfs %s: mkfs.ext4 -d could not copy "
+		    "it into %s", m->rootfs, p->base_img);
+	return 0;
+}
+
+/* The guest's RAM, a file of VM_SHM that uid (QEMU) owns: empty, or the
+ * checkpoint's copy. VM_SHM is root's: a directory of anyone else's there is
+ * refused. */
+static int
+vm_ram(const struct sbx_store *s, const struct sbx_manifest *m, const struct vm_paths *p,
+    uid_t uid, const char *from, struct sbx_err *e)
+{
+	char g[256];
+	struct stat st;
+	int fd;
+
+	snprintf(g, sizeof g, VM_SHM "/%s", s->group);
+	if ((mkdir(VM_SHM, 0711) == -1 && errno != EEXIST) ||
+	    (mkdir(g, 0711) == -1 && errno != EEXIST))
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", g);
+	if (lstat(VM_SHM, &st) == -1 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022) || lstat(g, &st) == -1 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022))
+		return sbx_err_set(e, SBX_EX_CANTCREAT, "%s: not a directory of root's alone", g);
+	if (from != NULL)
+		return vm_copy_sparse(from, p->ram, 0600, uid, e);
+	if ((fd = open(p->ram, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->ram);
+	if (ftruncate(fd, (off_t)vm_memory_mb(m) << 20) == -1 || fchown(fd, uid, uid) == -1) {
+		close(fd);
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->ram);
+	}
+	close(fd);
 	return 0;
 }
 
@@ -489,6 +619,8 @@ struct vm_launch {
 	char qemu[256], kit[1100], initrd[1200];
 	const char *accel;
 	int kernel_fd, initrd_fd, disk_fd, log_fd;
+	int base_fd;             /* the base as a disk (vm_disk_base), else -1: 9p */
+	int incoming;            /* restored from a checkpoint: -incoming defer */
 	uid_t uid;
 };
 
@@ -514,7 +646,13 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 #define FMT(...) (snprintf(buf[b], sizeof buf[b], __VA_ARGS__), v[n++] = buf[b++])
 	ARG(l->qemu);
 	ARG("-M");
-	ARG("microvm,x-option-roms=off,rtc=on");
+	ARG(l->base_fd != -1 ? "microvm,x-option-roms=off,rtc=on,memory-backend=ram" :
+	    "microvm,x-option-roms=off,rtc=on");
+	if (l->base_fd != -1) {
+		ARG("-object");
+		FMT("memory-backend-file,id=ram,size=%lldM,mem-path=%s,share=on", vm_memory_mb(m),
+		    p->ram);
+	}
 	ARG("-accel");
 	if (strcmp(l->accel, "kvm") == 0)
 		ARG("kvm");
@@ -538,12 +676,20 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 	ARG("-initrd");
 	FMT("/proc/self/fd/%d", l->initrd_fd);
 	ARG("-append");
-	FMT("console=ttyS0 quiet loglevel=1 panic=-1 sbx_vm=1%s%s%.0ld",
-	    m->read_only_root == 1 ? " sbx_ro=1" : "", khz ? " tsc_early_khz=" : "", khz);
-	ARG("-fsdev");
-	FMT("local,id=base,path=%s,security_model=none,readonly=on,multidevs=remap", p->base);
-	ARG("-device");
-	ARG("virtio-9p-device,fsdev=base,mount_tag=base");
+	FMT("console=ttyS0 quiet loglevel=1 panic=-1 sbx_vm=1%s%s%s%.0ld",
+	    m->read_only_root == 1 ? " sbx_ro=1" : "", l->base_fd != -1 ? " sbx_base=disk" : "",
+	    khz ? " tsc_early_khz=" : "", khz);
+	if (l->base_fd != -1) {
+		ARG("-drive");
+		FMT("file=/proc/self/fd/%d,if=none,format=raw,id=base,readonly=on", l->base_fd);
+		ARG("-device");
+		ARG("virtio-blk-device,drive=base,serial=sbx-base");
+	} else {
+		ARG("-fsdev");
+		FMT("local,id=base,path=%s,security_model=none,readonly=on,multidevs=remap", p->base);
+		ARG("-device");
+		ARG("virtio-9p-device,fsdev=base,mount_tag=base");
+	}
 	ARG("-drive");
 	FMT("file=/proc/self/fd/%d,if=none,format=raw,id=layer,cache=writeback,discard=unmap%s%.0lld%s%.0lld",
 	    l->disk_fd, m->res.io_mbps != SBX_UNSET_INT ? ",throttling.bps-total=" : "",
@@ -551,7 +697,7 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 	    m->res.io_iops != SBX_UNSET_INT ? ",throttling.iops-total=" : "",
 	    m->res.io_iops != SBX_UNSET_INT ? m->res.io_iops : 0);
 	ARG("-device");
-	ARG("virtio-blk-device,drive=layer");
+	ARG("virtio-blk-device,drive=layer,serial=sbx-layer");
 	ARG("-device");
 	ARG("virtio-serial-device,max_ports=8");
 	for (i = 0; i < VM_PORTS; i++) {
@@ -562,6 +708,10 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 	}
 	ARG("-qmp");
 	FMT("unix:%s,server=on,wait=off", p->qmp);
+	if (l->incoming) {
+		ARG("-incoming");
+		ARG("defer");
+	}
 	ARG("-sandbox");
 	ARG("on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
 	v[n] = NULL;
@@ -593,7 +743,8 @@ vm_spawn(const struct sbx_manifest *m, const struct vm_paths *p, const struct sb
 
 			sigemptyset(&none);
 			sigprocmask(SIG_SETMASK, &none, NULL);
-			if (unshare(CLONE_NEWNS) == -1 || mount_base(m, lw, p->base) == -1 ||
+			if (unshare(CLONE_NEWNS) == -1 ||
+			    (l->base_fd == -1 && mount_base(m, lw, p->base) == -1) ||
 			    (strcmp(l->accel, "kvm") == 0 && own_kvm(p, l->uid) == -1) ||
 			    sbx_cgroup_enter(cg, 0, NULL) == -1)
 				_exit(71);
@@ -658,8 +809,85 @@ vm_pidfile(const struct vm_paths *p, pid_t pid)
 static int
 vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
 
+static void
+vm_launch_close(struct vm_launch *l, int state_fd)
+{
+	int *fds[] = { &l->kernel_fd, &l->initrd_fd, &l->disk_fd, &l->log_fd, &l->base_fd };
+	size_t i;
+
+	for (i = 0; i < sizeof fds / sizeof *fds; i++)
+		if (*fds[i] != -1) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+	if (state_fd != -1)
+		close(state_fd);
+}
+
+/* A checkpoint's VM: its vCPUs, RAM and accelerator, which a restore must match. */
 static int
-vm_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
+vm_conf_check(const struct sbx_manifest *m, const char *ckpt, const char *accel,
+    struct sbx_err *e)
+{
+	char path[1300], *text = NULL, acc[16] = "";
+	size_t len = 0;
+	int vcpus = 0;
+	long long mb = 0;
+
+	snprintf(path, sizeof path, "%s/vm.conf", ckpt);
+	if (sbx_read_file(path, 4096, &text, &len, e) == -1)
+		return sbx_err_prefix(e, "the memory checkpoint");
+	if (sscanf(text, "vcpus %d memory_mb %lld accel %15s", &vcpus, &mb, acc) != 3) {
+		free(text);
+		return sbx_err_set(e, SBX_EX_DATAERR, "the memory checkpoint: %s is damaged", path);
+	}
+	free(text);
+	if (vcpus != vm_vcpus(m) || mb != vm_memory_mb(m))
+		return sbx_err_set(e, SBX_EX_DATAERR, "resource_allocation: the memory snapshot's VM "
+		    "has %d vCPUs and %lld MiB, one restored from it the same (the manifest asks "
+		    "for %d and %lld)", vcpus, mb, vm_vcpus(m), vm_memory_mb(m));
+	if (strcmp(acc, accel) != 0)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "the memory snapshot's VM ran under %s, "
+		    "this host's under %s: its state does not carry over", acc, accel);
+	return 0;
+}
+
+/* The restored VM goes on from the checkpoint's migration stream (fd). */
+static int
+vm_incoming(const struct vm_paths *p, int fd, double deadline, struct sbx_err *e)
+{
+	char cmd[128], reply[1024];
+	int q = -1, r = -1;
+
+	while ((q = vm_qmp_open(p->qmp, e)) == -1 && sbx_monotonic() < deadline)
+		usleep(5000);
+	if (q == -1)
+		return -1;
+	snprintf(cmd, sizeof cmd, "{\"execute\":\"migrate-incoming\",\"arguments\":"
+	    "{\"uri\":\"fd:%d\"}}", fd);
+	if (vm_qmp_cmd(q, VM_QMP_IGNORE_SHARED, -1, reply, sizeof reply, e) == -1 ||
+	    vm_qmp_cmd(q, cmd, -1, reply, sizeof reply, e) == -1)
+		goto out;
+	for (;;) {
+		if (vm_qmp_cmd(q, "{\"execute\":\"query-migrate\"}", -1, reply, sizeof reply,
+		    e) == -1)
+			goto out;
+		if (strstr(reply, "\"completed\"") != NULL)
+			break;
+		if (strstr(reply, "\"failed\"") != NULL || sbx_monotonic() > deadline) {
+			sbx_err_set(e, SBX_EX_DATAERR, "the memory checkpoint did not load: %s", reply);
+			goto out;
+		}
+		usleep(2000);
+	}
+	r = vm_qmp_cmd(q, "{\"execute\":\"cont\"}", -1, reply, sizeof reply, e);
+out:
+	close(q);
+	return r;
+}
+
+int
+vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, struct sbx_err *e)
 {
 	struct vm_paths p;
 	struct vm_launch l;
@@ -667,28 +895,33 @@ vm_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	struct sbx_cg_host h;
 	struct sbx_cgroup cg;
 	struct sbx_cg_limits lim = { 0 };
-	char spec[4096], kpath[1200], release[128], tail[300];
+	char spec[4096], kpath[1200], release[128], tail[300], from[1300];
 	const char *bootenv = getenv("SBX_VM_BOOT_TIMEOUT");
 	double boot_s = bootenv && *bootenv ? atof(bootenv) : 300, deadline;
 	struct sbx_err ignored;
 	pid_t pid;
-	int fd;
+	int fd, state_fd = -1, disk_base = ckpt != NULL || vm_disk_base(m);
 
 	m->has_rt = 1;
 	memset(&lw, 0, sizeof lw);
 	memset(&l, 0, sizeof l);
-	l.kernel_fd = l.initrd_fd = l.disk_fd = l.log_fd = -1;
+	l.kernel_fd = l.initrd_fd = l.disk_fd = l.log_fd = l.base_fd = -1;
+	l.incoming = ckpt != NULL;
 	if (vm_kit(s, l.kit, sizeof l.kit, e) == -1 || oci_find("qemu-system-x86_64", l.qemu,
 	    sizeof l.qemu) == -1 || vm_initrd(s, l.kit, l.initrd, sizeof l.initrd, e) == -1 ||
 	    sbx_tier_pick_ids(s, m, e) == -1 || vm_paths(s, m, &p, e) == -1)
 		return -1;
 	l.accel = vm_accel(l.qemu, l.kit);
 	l.uid = (uid_t)sbx_rt_int(m, "uid_base");
+	if (ckpt != NULL && vm_conf_check(m, ckpt, l.accel, e) == -1)
+		return -1;
 	if (sbx_rt_set_str(m, "acceleration", l.accel) == -1 ||
-	    sbx_rt_set_str(m, "dir", p.dir) == -1 || sbx_rt_set_int(m, "vcpus", vm_vcpus(m)) == -1 ||
-	    sbx_rt_set_int(m, "memory_mb", vm_memory_mb(m)) == -1)
+	    sbx_rt_set_str(m, "dir", p.dir) == -1 || sbx_rt_set_str(m, "agent_lock", p.lock) == -1 ||
+	    sbx_rt_set_int(m, "vcpus", vm_vcpus(m)) == -1 ||
+	    sbx_rt_set_int(m, "memory_mb", vm_memory_mb(m)) == -1 ||
+	    sbx_rt_set_str(m, "base", disk_base ? "disk" : "9p") == -1)
 		return sbx_err_oom(e);
-	if (sbx_rootfs_prepare(s, m, 0, 0, &lw, e) == -1)
+	if (!disk_base && sbx_rootfs_prepare(s, m, 0, 0, &lw, e) == -1)
 		goto fail;
 	if (sbx_cgroup_host(&h, e) == -1 || sbx_cgroup_create(&h, s->group, m->sandbox_id, &cg, e) == -1)
 		goto fail_limits;
@@ -701,8 +934,34 @@ vm_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 	lim.pids = VM_HOST_TASKS + vm_vcpus(m);
 	if (sbx_cgroup_set_limits(&cg, &lim, e) == -1)
 		goto fail_limits;
-	if (vm_dir(s, &p, l.uid, e) == -1 || vm_disk(m, &p, l.uid, e) == -1)
+	if (vm_dir(s, &p, l.uid, e) == -1)
 		goto fail;
+	if (ckpt != NULL) {
+		/* The clone's own copies of the writable layer and the RAM; the
+		 * base is the checkpoint's, read-only. */
+		snprintf(from, sizeof from, "%s/disk.img", ckpt);
+		if (vm_copy_sparse(from, p.disk, 0600, l.uid, e) == -1)
+			goto fail;
+		snprintf(from, sizeof from, "%s/ram", ckpt);
+		if (vm_ram(s, m, &p, l.uid, from, e) == -1)
+			goto fail;
+		snprintf(from, sizeof from, "%s/base.img", ckpt);
+		snprintf(kpath, sizeof kpath, "%s/state", ckpt);
+		if ((l.base_fd = open(from, O_RDONLY)) == -1 || (state_fd = open(kpath, O_RDONLY)) == -1) {
+			sbx_err_sys(e, SBX_EX_DATAERR, "the memory checkpoint");
+			goto fail;
+		}
+	} else {
+		if (vm_disk(m, &p, l.uid, e) == -1)
+			goto fail;
+		if (disk_base && (vm_base_image(m, &p, e) == -1 ||
+		    vm_ram(s, m, &p, l.uid, NULL, e) == -1))
+			goto fail;
+		if (disk_base && (l.base_fd = open(p.base_img, O_RDONLY)) == -1) {
+			sbx_err_sys(e, SBX_EX_OSERR, "%s", p.base_img);
+			goto fail;
+		}
+	}
 	snprintf(kpath, sizeof kpath, "%s/vmlinuz", l.kit);
 	if ((l.kernel_fd = open(kpath, O_RDONLY)) == -1 || (l.initrd_fd = open(l.initrd,
 	    O_RDONLY)) == -1 || (l.disk_fd = open(p.disk, O_RDWR)) == -1 ||
@@ -720,6 +979,12 @@ vm_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		goto fail;
 	}
 	deadline = sbx_monotonic() + boot_s;
+	if (state_fd != -1 && vm_incoming(&p, state_fd, deadline, e) == -1) {
+		log_tail(p.log, tail, sizeof tail);
+		if (tail[0])
+			sbx_err_prefix(e, "the VM did not resume (its log: %s)", tail);
+		goto fail;
+	}
 	if ((fd = vm_agent_open(&p, 0, deadline, release, sizeof release, e)) == -1) {
 		log_tail(p.log, tail, sizeof tail);
 		if (tail[0])
@@ -731,6 +996,10 @@ vm_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		goto fail;
 	}
 	close(fd);
+	/* A clone's processes were frozen for the snapshot: they go on now,
+	 * the runs whose callers were the parent's detached. */
+	if (ckpt != NULL && vm_agent_freeze(&p, 0, 1, e) == -1)
+		goto fail;
 	if (sbx_rt_set_str(m, "guest_kernel", release) == -1) {
 		sbx_err_oom(e);
 		goto fail;
@@ -739,26 +1008,22 @@ vm_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
 		sbx_err_oom(e);
 		goto fail;
 	}
-	close(l.kernel_fd);
-	close(l.initrd_fd);
-	close(l.disk_fd);
-	close(l.log_fd);
+	vm_launch_close(&l, state_fd);
 	sbx_lowers_free(&lw);
 	return 0;
 fail_limits:
 	sbx_err_prefix(e, "resource_allocation cannot be enforced");
 fail:
-	if (l.kernel_fd != -1)
-		close(l.kernel_fd);
-	if (l.initrd_fd != -1)
-		close(l.initrd_fd);
-	if (l.disk_fd != -1)
-		close(l.disk_fd);
-	if (l.log_fd != -1)
-		close(l.log_fd);
+	vm_launch_close(&l, state_fd);
 	sbx_lowers_free(&lw);
 	vm_teardown(s, m, &ignored);
 	return -1;
+}
+
+static int
+vm_create(const struct sbx_store *s, struct sbx_manifest *m, struct sbx_err *e)
+{
+	return vm_start(s, m, NULL, e);
 }
 
 static int
@@ -768,29 +1033,30 @@ vm_alive(const struct sbx_manifest *m)
 	    (unsigned long long)sbx_rt_int(m, "start_ticks"));
 }
 
-/* Pause: the vCPUs stop (QMP stop), and the VMM's threads are frozen with them. */
+/* Pause and snapshots: the sandbox's processes frozen in the guest by the
+ * agent (vm_proto.h FREEZE), which goes on answering. */
 static int
 vm_freeze(const struct sbx_manifest *m, int frozen, struct sbx_err *e)
 {
-	const char *dir = sbx_rt_str(m, "dir");
-	char sock[300], reply[512];
+	struct vm_paths p;
 
-	if (dir == NULL)
-		return sbx_err_set(e, SBX_EX_SOFTWARE, "sandbox %s: no VM recorded", m->sandbox_id);
-	snprintf(sock, sizeof sock, "%s/qmp", dir);
-	return vm_qmp(sock, frozen ? "{\"execute\":\"stop\"}" : "{\"execute\":\"cont\"}", reply,
-	    sizeof reply, e);
+	if (vm_paths_rt(m, &p, e) == -1)
+		return -1;
+	return vm_agent_freeze(&p, frozen, 0, e);
 }
 
-/* The state root's directory in VM_RUN, once its last VM is gone. */
+/* The state root's directories in VM_RUN and VM_SHM, once its last VM is gone. */
 static void
 vm_group_rmdir(const struct sbx_store *s)
 {
 	char g[256];
 
+	if (!s->group[0])
+		return;
 	snprintf(g, sizeof g, VM_RUN "/%s", s->group);
-	if (s->group[0])
-		rmdir(g);
+	rmdir(g);
+	snprintf(g, sizeof g, VM_SHM "/%s", s->group);
+	rmdir(g);
 }
 
 /* Kill the VMM and remove its cgroup, directory and disk; missing ones are fine. */
@@ -817,9 +1083,13 @@ vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_
 	if (vm_paths(s, m, &p, NULL) == 0) {
 		if (sbx_rm_rf(p.dir, r == 0 ? e : NULL) == -1)
 			r = -1;
+		if (unlink(p.ram) == -1 && errno != ENOENT && r == 0)
+			r = sbx_err_sys(e, SBX_EX_IOERR, "%s", p.ram);
 		vm_group_rmdir(s);
 		if (unlink(p.disk) == -1 && errno != ENOENT && r == 0)
 			r = sbx_err_sys(e, SBX_EX_IOERR, "%s", p.disk);
+		if (unlink(p.base_img) == -1 && errno != ENOENT && r == 0)
+			r = sbx_err_sys(e, SBX_EX_IOERR, "%s", p.base_img);
 	}
 	return r;
 }
@@ -848,8 +1118,41 @@ vm_usage(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_usa
 	return 0;
 }
 
+/* RAM files of VMs whose sandbox and directory are gone (a crash between
+ * the two removals). */
+static void
+vm_sweep_ram(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report report,
+    void *ctx)
+{
+	char g[256], path[600], id[256];
+	struct dirent *d;
+	struct stat st;
+	DIR *dir;
+	size_t n;
+
+	snprintf(g, sizeof g, VM_SHM "/%s", s->group);
+	if ((dir = opendir(g)) == NULL)
+		return;
+	while ((d = readdir(dir)) != NULL) {
+		n = strlen(d->d_name);
+		if (d->d_name[0] == '.' || n < 5 || n - 4 >= sizeof id ||
+		    strcmp(d->d_name + n - 4, ".ram") != 0)
+			continue;
+		memcpy(id, d->d_name, n - 4);
+		id[n - 4] = '\0';
+		snprintf(path, sizeof path, VM_RUN "/%s/%s", s->group, id);
+		if (sbx_store_exists(s, id) || (busy && lstat(path, &st) == 0))
+			continue;
+		report(ctx, "vm-ram", id);
+		snprintf(path, sizeof path, "%s/%s", g, d->d_name);
+		if (!dry_run)
+			unlink(path);
+	}
+	closedir(dir);
+}
+
 /* VMs of this state root whose sandbox is gone: their VMM killed, their
- * directory removed. */
+ * directory and RAM removed. */
 static void
 vm_sweep(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report report, void *ctx)
 {
@@ -880,8 +1183,11 @@ vm_sweep(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report rep
 			sbx_proc_signal_wait((pid_t)pid, ticks, SIGKILL, 5000);
 		snprintf(path, sizeof path, "%s/%s", g, d->d_name);
 		sbx_rm_rf(path, NULL);
+		snprintf(path, sizeof path, VM_SHM "/%s/%s.ram", s->group, d->d_name);
+		unlink(path);
 	}
 	closedir(dir);
+	vm_sweep_ram(s, busy, dry_run, report, ctx);
 	if (!dry_run)
 		vm_group_rmdir(s);
 }
@@ -894,6 +1200,13 @@ const struct sbx_driver sbx_driver_microvm = {
 	.alive = vm_alive,
 	.freeze = vm_freeze,
 	.destroy = vm_destroy,
+	.capture = vm_capture,
+	/* a clone's disk holds its parent's files too */
+	.whole_layer = 1,
+	.can_checkpoint = vm_disk_base,
+	.checkpoint = vm_checkpoint,
+	.restart = vm_restart,
+	.restore = vm_restore,
 	/* The VMM's cgroup: the guest's RAM as QEMU has touched it. */
 	.memory_open = sbx_ns_memory_open,
 	.memory_used = sbx_ns_memory_used,

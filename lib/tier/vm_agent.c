@@ -245,23 +245,94 @@ qmp_answer(int fd, char *buf, size_t size)
 }
 
 int
-vm_qmp(const char *sock, const char *cmd, char *reply, size_t size, struct sbx_err *e)
+vm_qmp_open(const char *sock, struct sbx_err *e)
 {
 	static const char caps[] = "{\"execute\":\"qmp_capabilities\"}\n";
+	char reply[512];
 	int fd = unix_connect(sock);
 
 	if (fd == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "the VMM's monitor %s", sock);
-	if (qmp_line(fd, reply, size) == -1 || sbx_write_all(fd, caps, sizeof caps - 1) == -1 ||
-	    qmp_answer(fd, reply, size) == -1 || sbx_write_all(fd, cmd, strlen(cmd)) == -1 ||
-	    sbx_write_all(fd, "\n", 1) == -1 || qmp_answer(fd, reply, size) == -1) {
+	if (qmp_line(fd, reply, sizeof reply) == -1 ||
+	    sbx_write_all(fd, caps, sizeof caps - 1) == -1 ||
+	    qmp_answer(fd, reply, sizeof reply) == -1) {
 		close(fd);
-		return sbx_err_set(e, SBX_EX_OSERR, "the VMM's monitor did not answer %s", cmd);
+		return sbx_err_set(e, SBX_EX_OSERR, "the VMM's monitor %s did not answer", sock);
 	}
-	close(fd);
+	return fd;
+}
+
+int
+vm_qmp_cmd(int fd, const char *cmd, int sendfd, char *reply, size_t size, struct sbx_err *e)
+{
+	struct iovec iov = { (void *)cmd, strlen(cmd) };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (sendfd != -1) {
+		struct cmsghdr *c;
+
+		memset(&u, 0, sizeof u);
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof u.buf;
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &sendfd, sizeof(int));
+	}
+	while ((n = sendmsg(fd, &msg, MSG_NOSIGNAL)) == -1 && errno == EINTR)
+		;
+	if (n != (ssize_t)iov.iov_len || sbx_write_all(fd, "\n", 1) == -1 ||
+	    qmp_answer(fd, reply, size) == -1)
+		return sbx_err_set(e, SBX_EX_OSERR, "the VMM's monitor did not answer %s", cmd);
 	if (strstr(reply, "\"error\"") != NULL)
 		return sbx_err_set(e, SBX_EX_OSERR, "the VMM refused %s: %s", cmd, reply);
 	return 0;
+}
+
+int
+vm_qmp(const char *sock, const char *cmd, char *reply, size_t size, struct sbx_err *e)
+{
+	int fd = vm_qmp_open(sock, e), r;
+
+	if (fd == -1)
+		return -1;
+	r = vm_qmp_cmd(fd, cmd, -1, reply, size, e);
+	close(fd);
+	return r;
+}
+
+int
+vm_agent_freeze(const struct vm_paths *p, int on, int keep, struct sbx_err *e)
+{
+	struct vm_freeze f = { (uint32_t)on, (uint32_t)keep };
+	char *payload = NULL;
+	uint32_t len = 0;
+	int n, lock, fd, type, r = 0;
+
+	if ((lock = lock_port(p, &n, e)) == -1)
+		return -1;
+	if ((fd = vm_agent_open(p, n, sbx_monotonic() + 10, NULL, 0, e)) == -1) {
+		close(lock);
+		return -1;
+	}
+	if (vm_send(fd, VM_FREEZE, &f, sizeof f, NULL, 0) == -1)
+		r = sbx_err_sys(e, SBX_EX_OSERR, "the guest agent");
+	else if ((type = recv_frame(fd, sbx_monotonic() + 30, &payload, &len)) == VM_FAILED &&
+	    len > sizeof(int32_t))
+		r = sbx_err_set(e, SBX_EX_OSERR, "the guest agent: %s", payload + sizeof(int32_t));
+	else if (type != VM_OK)
+		r = sbx_err_set(e, SBX_EX_OSERR, "the guest agent gave no answer to %s",
+		    on ? "freeze" : "thaw");
+	free(payload);
+	close(fd);
+	close(lock);
+	return r;
 }
 
 /* What the relay tells the loop once the command has ended. */
@@ -306,7 +377,8 @@ open_pty(int *master, int *slave)
 
 /* The EXEC frame's payload. */
 static char *
-exec_payload(const struct sbx_manifest *m, const struct sbx_exec *x, int tty, size_t *len)
+exec_payload(const struct sbx_manifest *m, const struct sbx_exec *x, int tty, uint32_t flags,
+    size_t *len)
 {
 	struct vm_exec h = { 0 };
 	const char *cwd = x->workdir ? x->workdir : m->workdir ? m->workdir : "/";
@@ -322,6 +394,7 @@ exec_payload(const struct sbx_manifest *m, const struct sbx_exec *x, int tty, si
 	h.uid = uid;
 	h.gid = gid;
 	h.tty = (uint32_t)tty;
+	h.flags = flags;
 	if (tty && ioctl(0, TIOCGWINSZ, &ws) == 0) {
 		h.rows = ws.ws_row;
 		h.cols = ws.ws_col;
@@ -499,6 +572,13 @@ int
 vm_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e)
 {
+	return vm_exec_flags(s, m, x, 0, res, e);
+}
+
+int
+vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
+    uint32_t flags, struct sbx_exec_result *res, struct sbx_err *e)
+{
 	struct vm_paths p;
 	struct vm_run r;
 	char *payload;
@@ -518,7 +598,7 @@ vm_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 		close(lock);
 		return -1;
 	}
-	if ((payload = exec_payload(m, x, x->tty, &plen)) == NULL) {
+	if ((payload = exec_payload(m, x, x->tty, flags, &plen)) == NULL) {
 		close(fd);
 		close(lock);
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "out of memory (or a command over 1 MiB)");
