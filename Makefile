@@ -179,8 +179,11 @@ demo: deps
 bench: deps
 	@contrib/install-deps.sh bench
 	@contrib/install-deps.sh s3
+	@contrib/install-deps.sh guest
 	@$(MAKE) --no-print-directory all $(B)/bench/floor
-	@SBX_BIN=$(CURDIR)/$(B)/bin SBX_LIBEXEC=$(CURDIR)/$(B)/libexec \
+	@kit=$$(contrib/guest/build.sh $(CURDIR)/$(B)/guest) || kit=""; \
+	SBX_GUEST_KIT=$${SBX_GUEST_KIT-$$kit} \
+	SBX_BIN=$(CURDIR)/$(B)/bin SBX_LIBEXEC=$(CURDIR)/$(B)/libexec \
 		SBX_FLOOR=$(CURDIR)/$(B)/bench/floor tests/bench/run
 
 $(B)/bench/floor: tests/bench/floor.c

@@ -420,8 +420,9 @@ only_runsc() {
 	[ "$(state "$ID" platform)" = "$platform" ]
 }
 
-# A Python process whose token and count are in its memory alone, writing
-# them to /tmp (gVisor's memory too) for the tests to read.
+# A process whose token and count are in its memory alone, writing them to
+# /tmp for the tests to read: Python on the host's root under runsc (gVisor's
+# memory holds /tmp too), a shell of busybox's in a microVM.
 COUNTER='import os, time
 tok = os.urandom(8).hex()
 i = 0
@@ -431,11 +432,51 @@ while True:
         f.write("%s %d\n" % (tok, i))
     os.rename("/tmp/state.new", "/tmp/state")
     time.sleep(0.02)'
+SH_COUNTER='tok=$(head -c8 /dev/urandom | od -An -tx1 | tr -d " \n"); i=0
+while :; do i=$((i+1)); echo "$tok $i" > /tmp/state.new; mv /tmp/state.new /tmp/state; sleep 0.02; done'
+
+only_memory() {
+	[ "$TIER" = runsc ] || [ "$TIER" = microvm ] ||
+		skip "memory snapshots are runsc's and the microVM's (SBX_TIER=$TIER)"
+}
+
+# A root directory for a microVM that keeps memory snapshots (a root of its
+# own, copied to a disk: the host's root over 9p cannot be migrated):
+# busybox from the guest kit's initramfs, and the few files a shell wants.
+vm_root() {
+	local c
+	mkdir -p "$1/bin" "$1/etc" "$1/tmp" "$1/root"
+	chmod 1777 "$1/tmp"
+	(cd "$1" && cpio --quiet -id bin/busybox < "$SBX_GUEST_KIT/initrd")
+	for c in sh sleep head od tr cat mv echo test ls hostname rm kill ps; do
+		ln -s busybox "$1/bin/$c"
+	done
+	echo 'root:x:0:0:root:/root:/bin/sh' > "$1/etc/passwd"
+}
+
+# A sandbox whose memory can be snapshotted, its ID in ID.
+memory_provision() {
+	if [ "$TIER" != microvm ]; then
+		tier_provision </dev/null
+		return
+	fi
+	vm_root "$WORK/root"
+	TIER_POLICY="rootfs: [\"$WORK\"]" tier_provision <<-EOF
+	rootfs: $WORK/root
+	read_only_root: false
+	resource_allocation: {memory_mb: 64}
+	EOF
+}
 
 start_counter() {
 	local tries=200
-	run -0 sbx-run -e "COUNTER=$COUNTER" "$1" -- sh -c \
-		'setsid python3 -c "$COUNTER" </dev/null >/dev/null 2>&1 &'
+	if [ "$TIER" = microvm ]; then
+		# a background run: the agent ends a run's processes with it
+		run -0 sbx-run -d "$1" -- sh -c "$SH_COUNTER"
+	else
+		run -0 sbx-run -e "COUNTER=$COUNTER" "$1" -- sh -c \
+			'setsid python3 -c "$COUNTER" </dev/null >/dev/null 2>&1 &'
+	fi
 	while [ $((tries -= 1)) -gt 0 ]; do
 		run sbx-run "$1" -- cat /tmp/state
 		[ "$status" -ne 0 ] || return 0
@@ -443,17 +484,22 @@ start_counter() {
 	return 1
 }
 
-@test "runsc: a running process's memory is snapshotted; 3 forks go on with its token from its count, and diverge; the parent goes on" {
-	only_runsc
-	tier_provision </dev/null
+@test "runsc, microvm: a running process's memory is snapshotted; 3 forks go on with its token from its count, and diverge; the parent goes on" {
+	only_memory
+	memory_provision
 	parent=$ID
+	run -0 sbx-run "$parent" -- sh -c 'echo parent > /root/pfile'
 	start_counter "$parent"
 	read -r token before <<<"$output"
 	run -0 sbx-snap "$parent"
 	snap=$output
 	run -0 sbx-snap inspect -o yaml "$snap"
 	[[ $output == *"memory: true"* ]]
-	[[ $output == *'tier: "oci/runsc"'* ]]
+	if [ "$TIER" = microvm ]; then
+		[[ $output == *'tier: "microvm/microvm"'* ]]
+	else
+		[[ $output == *'tier: "oci/runsc"'* ]]
+	fi
 	run -0 sbx-fork -n 3 "$snap"
 	kids=$output
 	[ "$(wc -l <<<"$kids")" -eq 3 ]
@@ -467,7 +513,20 @@ start_counter() {
 	for kid in $kids; do
 		run -0 sbx-run "$kid" -- cat /tmp/mark
 		[ "$output" = "$kid" ]
+		if [ "$TIER" = microvm ]; then
+			# the count goes on in each, which is a VM of its own: its
+			# hostname, and random numbers apart from its siblings'
+			run -0 sbx-run "$kid" -- hostname
+			[ "$output" = "$kid" ]
+			run -0 sbx-run "$kid" -- sh -c 'head -c16 /dev/urandom | od -An -tx1 | tr -d " \n"'
+			echo "$output" >> "$WORK/random"
+			run -0 sbx-run "$kid" -- cat /tmp/state
+			read -r t next <<<"$output"
+			[ "$t" = "$token" ]
+			[ "$next" -gt "$before" ]
+		fi
 	done
+	[ "$TIER" != microvm ] || [ "$(sort -u "$WORK/random" | wc -l)" -eq 3 ]
 	run -1 sbx-run "$parent" -- test -e /tmp/mark
 	run -0 sbx-run "$parent" -- cat /tmp/state
 	read -r t count <<<"$output"
@@ -476,11 +535,39 @@ start_counter() {
 	run -0 sbx-snap --no-memory "$parent"
 	run -0 sbx-snap inspect -o yaml "$output"
 	[[ $output == *"memory: false"* ]]
+	if [ "$TIER" = microvm ]; then
+		# a clone's files snapshot is its whole layer (its disk came with
+		# the parent's files): a deletion of one of them holds, restored
+		# in the namespace tier
+		kid=$(head -1 <<<"$kids")
+		run -0 sbx-run "$kid" -- rm /root/pfile
+		run -0 sbx-run "$kid" -- sh -c 'echo kid > /root/kfile'
+		run -0 sbx-snap --no-memory "$kid"
+		ksnap=$output
+		run -0 sbx-snap inspect -o yaml "$ksnap"
+		[[ $output == *"parent: \"$snap\""* ]]
+		printf 'isolation_level: namespace\nrootfs: %s\nread_only_root: false\n' "$ksnap" \
+			> "$WORK/ns.yaml"
+		run -0 sbx-provision "$WORK/ns.yaml"
+		nsid=$output
+		run -0 sbx-run "$nsid" -- cat /root/kfile
+		[ "$output" = kid ]
+		run -1 sbx-run "$nsid" -- test -e /root/pfile
+		run -0 sbx-gc "$nsid"
+		# gc takes the VMs with their RAM and disks
+		mapfile -t all <<<"$kids"
+		all+=("$parent")
+		run -0 sbx-gc "${all[@]}"
+		for kid in "${all[@]}"; do
+			[ -z "$(find /run/sbx-vm /dev/shm/sbx-vm -name "$kid*" 2>/dev/null)" ]
+			[ ! -e "$SBX_ROOT/sandboxes/$kid" ]
+		done
+	fi
 }
 
-@test "runsc: a damaged memory checkpoint is 65 and makes nothing" {
-	only_runsc
-	tier_provision </dev/null
+@test "runsc, microvm: a damaged memory checkpoint is 65 and makes nothing" {
+	only_memory
+	memory_provision
 	start_counter "$ID"
 	run -0 sbx-snap "$ID"
 	snap=$output

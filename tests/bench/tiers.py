@@ -5,9 +5,12 @@
 # `true` + gc, the one-shot `sbx-run -m`, and an exec into a live sandbox,
 # next to the runtimes' own `runc run` and `runsc do`; then runsc's memory
 # snapshots: checkpoint (sbx-snap), restore, and a fork of 4 children, with
-# the checkpoint's size. Slow tiers run fewer times (their counts are in the
-# rows). Appends its figures to the YAML results file given as $1.
-import json, os, shutil, subprocess, sys, time
+# the checkpoint's size; then the microVM tier's (with a guest kit,
+# $SBX_GUEST_KIT): a cold boot to ready-to-exec, an exec, and the same
+# memory snapshot rows, on a busybox root directory (the kit's). Slow tiers
+# run fewer times (their counts are in the rows). Appends its figures to the
+# YAML results file given as $1.
+import json, os, shutil, subprocess, sys, tempfile, time
 
 from benchlib import RUNS, hyperfine, med, p90, runc_bundle, sh, write_rows
 
@@ -17,6 +20,8 @@ policy = f"{root}/policy.yaml"
 def manifest(tier, extra=""):
     if tier == "namespace":
         text = "isolation_level: namespace\n"
+    elif tier == "microvm":
+        text = "isolation_level: microvm\n"
     else:
         text = f"isolation_level: oci\nruntime: {tier}\nsecurity:\n  landlock: false\n"
     path = f"{root}/bench-{tier}.yaml"
@@ -73,6 +78,52 @@ def gvisor_memory(runs):
             "runsc: restore from the checkpoint": rs,
             "runsc: fork of 4 children": fk}, size
 
+def microvm(runs):
+    """The microVM tier: boot, exec, checkpoint, restore, fork of 4 (under TCG here)."""
+    kit = os.environ.get("SBX_GUEST_KIT")
+    # outside the state root, which is never a sandbox's root
+    rootdir = tempfile.mkdtemp(prefix="sbx-bench-vmroot.")
+    os.chmod(rootdir, 0o755)
+    os.makedirs(f"{rootdir}/bin", exist_ok=True)
+    os.makedirs(f"{rootdir}/tmp", exist_ok=True)
+    with open(f"{kit}/initrd", "rb") as f:
+        subprocess.run(["cpio", "--quiet", "-id", "bin/busybox"], stdin=f, cwd=rootdir, check=True)
+    for c in ("sh", "sleep", "true"):
+        if not os.path.lexists(f"{rootdir}/bin/{c}"):
+            os.symlink("busybox", f"{rootdir}/bin/{c}")
+    with open(policy, "a") as f:
+        f.write(f"rootfs: [\"{rootdir}\"]\n")
+    m = manifest("microvm", f"rootfs: {rootdir}\nread_only_root: false\n"
+                 "resource_allocation: {memory_mb: 128}\nfork: {max_fork_factor: 64}\n")
+    boot = []
+    for _ in range(runs):
+        a = time.perf_counter(); sid = sh("sbx-provision", "--no-watchdog", m)
+        boot.append(time.perf_counter() - a)
+        sh("sbx-gc", sid)
+    sid = sh("sbx-provision", "--no-watchdog", m)
+    ex = loop(lambda: subprocess.run(["sbx-run", sid, "--", "true"], check=True), runs * 4)
+    subprocess.Popen(["sbx-run", "-d", sid, "--", "sh", "-c", "while :; do sleep 1; done"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).wait()
+    ck, rs, fk, size = [], [], [], 0
+    for _ in range(runs):
+        a = time.perf_counter(); snap = sh("sbx-snap", sid); ck.append(time.perf_counter() - a)
+        meta = json.loads(sh("sbx-snap", "inspect", "-o", "json", snap))
+        size = meta.get("checkpoint", {}).get("size", 0)
+        a = time.perf_counter(); kid = sh("sbx-snap", "restore", snap)
+        rs.append(time.perf_counter() - a)
+        sh("sbx-gc", kid)
+        a = time.perf_counter(); kids = sh("sbx-fork", "-n", "4", snap).split()
+        fk.append(time.perf_counter() - a)
+        sh("sbx-gc", *kids)
+        sh("sbx-snap", "remove", snap)
+    sh("sbx-gc", sid)
+    shutil.rmtree(rootdir)
+    return {"microvm: cold boot, ready to exec": boot,
+            "microvm: exec into a live VM": ex,
+            "microvm: checkpoint (sbx-snap, memory)": ck,
+            "microvm: restore from the checkpoint": rs,
+            "microvm: fork of 4 children": fk}, size
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else None
     with open(policy, "w") as f:
@@ -103,6 +154,12 @@ def main():
         rows, size = gvisor_memory(n)
         times.update(rows)
         counts.update({k: n for k in rows})
+    vm_size = None
+    if shutil.which("qemu-system-x86_64") and os.environ.get("SBX_GUEST_KIT"):
+        n = max(3, RUNS // 30)
+        rows, vm_size = microvm(n)
+        times.update(rows)
+        counts.update({k: n for k in rows})
     os.unlink(policy)
     ref = med(times["namespace: one-shot sbx-run -m"])
     print(f"{'command':<44} {'median':>10} {'p90':>10} {'runs':>5}  vs namespace one-shot")
@@ -114,6 +171,9 @@ def main():
     extra = [f"runsc_checkpoint_bytes: {size}"] if size is not None else []
     if size is not None:
         print(f"{'runsc checkpoint size':<44} {size / 1e6:9.2f} MB")
+    if vm_size is not None:
+        extra.append(f"microvm_checkpoint_bytes: {vm_size}")
+        print(f"{'microvm checkpoint size':<44} {vm_size / 1e6:9.2f} MB")
     write_rows(out, "tiers", rows, extra)
 
 main()
