@@ -239,9 +239,6 @@ except OSError as e:
 }
 
 @test "tier: the memory limit's OOM kill is 137, with oom_killed and kill_reason in the trace" {
-	# a known gap: a guest at its memory cgroup's limit reclaims without
-	# end under TCG instead of killing (issue 19's note)
-	not_tier microvm "the guest's OOM kill is not reported yet"
 	tier_provision <<-'EOF'
 	resource_allocation:
 	  memory_mb: 64

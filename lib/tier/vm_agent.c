@@ -156,10 +156,12 @@ vm_agent_setup(int fd, const struct sbx_manifest *m, struct sbx_err *e)
 	struct vm_setup st = { 0 };
 
 	st.pids_max = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
-	if (m->res.memory_mb != SBX_UNSET_INT) {
+	/* No memory.high: with no swap in the guest, its throttling holds a
+	 * process at the soft limit for minutes instead of letting the hard
+	 * limit kill it. The soft limit is the watchdog's warning, from the
+	 * VMM's cgroup. */
+	if (m->res.memory_mb != SBX_UNSET_INT)
 		st.memory_max = m->res.memory_mb << 20;
-		st.memory_high = st.memory_max * m->res.memory_soft_pct / 100;
-	}
 	if (getrandom(st.seed, sizeof st.seed, 0) != (ssize_t)sizeof st.seed)
 		return sbx_err_sys(e, SBX_EX_OSERR, "getrandom");
 	if (vm_send(fd, VM_SETUP, &st, sizeof st, m->sandbox_id, strlen(m->sandbox_id)) == -1)
