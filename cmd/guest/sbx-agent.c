@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vm_proto.h"
@@ -59,27 +60,29 @@ struct session {
 	struct rusage ru;
 	int in_fd, out_fd, err_fd; /* to and from the command; -1: closed */
 	int tty;
+	int system;             /* VM_EXEC_SYSTEM: sbx's own, never kept aside */
 	int stdin_eof;
 	struct queue q;         /* stdin not yet written */
 	long long oom_before, pids_before, run_pids_before, cpu_before;
 	char cg[64];
 };
 
-static struct session ss[VM_PORTS];
+static struct session ss[VM_CHANNELS];
 extern char **environ;
 
 /* Runs kept aside while frozen (FREEZE): their command, its output (read
- * and dropped), its cgroup. */
+ * and dropped), its cgroup; detached once a clone's thaw let them go on. */
 #define MAX_KEPT 16
 struct kept {
 	pid_t pid;
 	int out_fd, err_fd;
+	int detached;
 	char cg[64];
 };
 static struct kept kept[MAX_KEPT];
 static int frozen;
 /* Run cgroups whose processes were killed, to remove once they are gone. */
-#define MAX_DOOMED 64
+#define MAX_DOOMED 256
 static char doomed[MAX_DOOMED][64];
 static unsigned run_seq;
 
@@ -188,7 +191,10 @@ open_port(int n)
 	DIR *dir;
 	int fd = -1;
 
-	snprintf(want, sizeof want, "sbx.%d", n);
+	if (n == VM_CTL)
+		snprintf(want, sizeof want, "sbx.ctl");
+	else
+		snprintf(want, sizeof want, "sbx.%d", n);
 	if ((dir = opendir("/sys/class/virtio-ports")) == NULL)
 		return -1;
 	while (fd == -1 && (d = readdir(dir)) != NULL) {
@@ -292,7 +298,7 @@ keep_run(struct session *s)
 {
 	int k;
 
-	if (!frozen || s->pid <= 0 || s->exited)
+	if (!frozen || s->pid <= 0 || s->exited || s->system)
 		return -1;
 	for (k = 0; k < MAX_KEPT && (kept[k].pid != 0 || kept[k].out_fd != -1 ||
 	    kept[k].err_fd != -1); k++)
@@ -300,6 +306,7 @@ keep_run(struct session *s)
 	if (k == MAX_KEPT)
 		return -1;
 	kept[k].pid = s->pid;
+	kept[k].detached = 0;
 	kept[k].out_fd = s->out_fd;
 	kept[k].err_fd = s->err_fd;
 	memcpy(kept[k].cg, s->cg, sizeof kept[k].cg);
@@ -434,6 +441,10 @@ do_exec(struct session *s, char *p, uint32_t len)
 	if (len < sizeof x)
 		return fail(s, 125, "short EXEC");
 	memcpy(&x, p, sizeof x);
+	/* The child would freeze in the sandbox's cgroup before it execs, and
+	 * this loop with it (it waits for the exec's report). */
+	if (frozen && !(x.flags & VM_EXEC_SYSTEM))
+		return fail(s, 125, "the sandbox is frozen (paused, or being snapshotted)");
 	p += sizeof x;
 	cwd = p;
 	if ((p = memchr(p, '\0', (size_t)(end - p))) == NULL)
@@ -496,6 +507,7 @@ do_exec(struct session *s, char *p, uint32_t len)
 	s->pid = pid;
 	s->exited = 0;
 	s->tty = (int)x.tty;
+	s->system = (x.flags & VM_EXEC_SYSTEM) != 0;
 	if (x.tty) {
 		close(slave);
 		s->in_fd = master;
@@ -558,6 +570,12 @@ do_setup(struct session *s, const char *p, uint32_t len)
 	memcpy(&st, p, sizeof st);
 	if (len > sizeof st)
 		sethostname(p + sizeof st, len - sizeof st);
+	if (st.realtime_ns > 0) {
+		struct timespec ts = { (time_t)(st.realtime_ns / 1000000000),
+			(long)(st.realtime_ns % 1000000000) };
+
+		clock_settime(CLOCK_REALTIME, &ts);
+	}
 	snprintf(num, sizeof num, "%lld", (long long)st.pids_max);
 	write_text(CG_SBX "/pids.max", st.pids_max > 0 ? num : "max");
 	snprintf(num, sizeof num, "%lld", (long long)st.memory_max);
@@ -600,9 +618,20 @@ do_freeze(struct session *s, const char *p, uint32_t len)
 		}
 		frozen = 1;
 		sync();
+	} else if (f.keep) {
+		/* A clone: every run it holds was the parent's, whose callers are
+		 * not this VM's; they go on detached, hang-ups seen or not. */
+		for (k = 0; k < VM_CHANNELS; k++)
+			if (&ss[k] != s)
+				keep_run(&ss[k]);
+		for (k = 0; k < MAX_KEPT; k++)
+			kept[k].detached = kept[k].pid > 0;
+		write_text(CG_SBX "/cgroup.freeze", "0");
+		frozen = 0;
 	} else {
-		for (k = 0; !f.keep && k < MAX_KEPT; k++)
-			kept_kill(&kept[k]);
+		for (k = 0; k < MAX_KEPT; k++)
+			if (!kept[k].detached)
+				kept_kill(&kept[k]);
 		write_text(CG_SBX "/cgroup.freeze", "0");
 		frozen = 0;
 	}
@@ -843,7 +872,7 @@ reap(void)
 				kept[i].pid = 0;
 				kept_kill(&kept[i]);
 			}
-		for (i = 0; i < VM_PORTS; i++) {
+		for (i = 0; i < VM_CHANNELS; i++) {
 			struct session *s = &ss[i];
 			char path[96];
 
@@ -956,11 +985,12 @@ tar_header(struct tarw *t, const char *name, int type, const struct stat *st,
 	tar_put(t, h, sizeof h);
 }
 
+/* One entry; *dir set when it is a directory (to walk below). */
 static int
-tar_entry(struct tarw *t, const char *path, const char *name)
+tar_entry(struct tarw *t, const char *path, const char *name, int *dir)
 {
-	static char rec[1 << 16];
-	char link[4096], list[4096], val[4096], *k;
+	static char rec[1 << 18], list[1 << 16], val[1 << 16];
+	char link[4096], *k;
 	size_t len = 0;
 	ssize_t n, ln = 0, vn;
 	struct stat st;
@@ -969,6 +999,7 @@ tar_entry(struct tarw *t, const char *path, const char *name)
 
 	if (lstat(path, &st) == -1)
 		return -1;
+	*dir = S_ISDIR(st.st_mode);
 	if (S_ISREG(st.st_mode))
 		type = '0';
 	else if (S_ISDIR(st.st_mode))
@@ -980,7 +1011,15 @@ tar_entry(struct tarw *t, const char *path, const char *name)
 	else
 		return 0;
 	if (pax_rec(rec, &len, sizeof rec, "path", name, strlen(name)) == -1)
-		return -1;
+		return errno = ENAMETOOLONG, -1;
+	if (st.st_uid > 07777777 || st.st_gid > 07777777) {
+		snprintf(num, sizeof num, "%u", (unsigned)st.st_uid);
+		if (pax_rec(rec, &len, sizeof rec, "uid", num, strlen(num)) == -1)
+			return errno = E2BIG, -1;
+		snprintf(num, sizeof num, "%u", (unsigned)st.st_gid);
+		if (pax_rec(rec, &len, sizeof rec, "gid", num, strlen(num)) == -1)
+			return errno = E2BIG, -1;
+	}
 	if (type == '2') {
 		if ((ln = readlink(path, link, sizeof link - 1)) < 0 ||
 		    pax_rec(rec, &len, sizeof rec, "linkpath", link, (size_t)ln) == -1)
@@ -991,18 +1030,20 @@ tar_entry(struct tarw *t, const char *path, const char *name)
 		if (pax_rec(rec, &len, sizeof rec, "size", num, strlen(num)) == -1)
 			return -1;
 	}
-	n = llistxattr(path, list, sizeof list);
+	if ((n = llistxattr(path, list, sizeof list)) == -1 && errno != ENOTSUP)
+		return -1;
 	for (k = list; n > 0 && k < list + n; k += strlen(k) + 1) {
 		char key[300];
 
 		/* overlayfs's own marks are the guest's, but for opaque directories */
 		if (strncmp(k, "user.", 5) != 0 || (strncmp(k, "user.overlay.", 13) == 0 &&
-		    strcmp(k, "user.overlay.opaque") != 0) ||
-		    (vn = lgetxattr(path, k, val, sizeof val)) < 0)
+		    strcmp(k, "user.overlay.opaque") != 0))
 			continue;
+		if ((vn = lgetxattr(path, k, val, sizeof val)) < 0)
+			return -1;
 		snprintf(key, sizeof key, "SCHILY.xattr.%.255s", k);
 		if (pax_rec(rec, &len, sizeof rec, key, val, (size_t)vn) == -1)
-			return -1;
+			return errno = E2BIG, -1;
 	}
 	if (type == '0' && (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return -1;
@@ -1041,14 +1082,16 @@ tar_tree(struct tarw *t, const char *dir, const char *prefix)
 		return -1;
 	for (i = 0; i < n; i++) {
 		const char *d = names[i]->d_name;
+		int sub = 0;
 
 		if (r == 0 && strcmp(d, ".") != 0 && strcmp(d, "..") != 0) {
 			if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, d) >= sizeof path ||
-			    (size_t)snprintf(name, sizeof name, "%s%s", prefix, d) >= sizeof name - 1)
+			    (size_t)snprintf(name, sizeof name, "%s%s", prefix, d) >= sizeof name - 1) {
+				errno = ENAMETOOLONG;
 				r = -1;
-			else if (tar_entry(t, path, name) == -1)
+			} else if (tar_entry(t, path, name, &sub) == -1) {
 				r = -1;
-			else if (names[i]->d_type == DT_DIR) {
+			} else if (sub) {
 				strcat(name, "/");
 				r = tar_tree(t, path, name);
 			}
@@ -1078,9 +1121,9 @@ pack(const char *dir)
 int
 main(int argc, char *argv[])
 {
-	struct pollfd pf[1 + VM_PORTS * 4 + MAX_KEPT * 2];
-	struct session *who[1 + VM_PORTS * 4 + MAX_KEPT * 2];
-	int what[1 + VM_PORTS * 4 + MAX_KEPT * 2];
+	struct pollfd pf[1 + VM_CHANNELS * 4 + MAX_KEPT * 2];
+	struct session *who[1 + VM_CHANNELS * 4 + MAX_KEPT * 2];
+	int what[1 + VM_CHANNELS * 4 + MAX_KEPT * 2];
 	sigset_t mask;
 	int sfd, i;
 
@@ -1099,10 +1142,11 @@ main(int argc, char *argv[])
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	for (i = 0; i < MAX_KEPT; i++)
 		kept[i].out_fd = kept[i].err_fd = -1;
-	for (i = 0; i < VM_PORTS; i++) {
+	for (i = 0; i < VM_CHANNELS; i++) {
 		ss[i].in_fd = ss[i].out_fd = ss[i].err_fd = -1;
 		if ((ss[i].port = open_port(i)) == -1)
-			say("no port sbx.%s", i == 0 ? "0" : i == 1 ? "1" : i == 2 ? "2" : "3");
+			say("no port sbx.%s", i == VM_CTL ? "ctl" : i == 0 ? "0" : i == 1 ? "1" :
+			    i == 2 ? "2" : "3");
 	}
 	say("ready%s", "");
 	for (;;) {
@@ -1112,7 +1156,7 @@ main(int argc, char *argv[])
 		pf[n] = (struct pollfd){ sfd, POLLIN, 0 };
 		who[n] = NULL;
 		what[n++] = 0;
-		for (i = 0; i < VM_PORTS; i++) {
+		for (i = 0; i < VM_CHANNELS; i++) {
 			struct session *s = &ss[i];
 
 			if (s->port == -1)

@@ -745,7 +745,7 @@ sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m, do
 	}
 	if ((fd = open_tmp(s, "layers", sn->snapshot_id, tmp, sizeof tmp, e)) == -1)
 		goto out;
-	{
+	if (!whole) {
 		char name[SBX_ID_MAX + 8];
 
 		snprintf(name, sizeof name, "%s-index", sn->snapshot_id);
@@ -766,7 +766,7 @@ sbx_snapshot_capture(const struct sbx_store *s, const struct sbx_manifest *m, do
 	}
 	/* The index is only an aid for the next snapshot: one that is not there
 	 * makes that one whole. It goes in before the metadata names the layer. */
-	if (rename(itmp, ipath) == -1) {
+	if (itmp[0] && rename(itmp, ipath) == -1) {
 		r = sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", ipath);
 		goto out;
 	}

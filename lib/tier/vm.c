@@ -68,6 +68,8 @@
 #define VM_MEMORY_MB 512
 /* The writable layer when disk_mb is not set. */
 #define VM_DISK_MB 1024
+/* A boot snapshot no sandbox started from for a week goes with a sweep. */
+#define VM_BOOT_KEEP_S (7 * 86400.0)
 
 static const char *
 libexec(void)
@@ -169,17 +171,24 @@ vm_accel(const char *qemu, const char *kit)
 	return ok ? "kvm" : "tcg";
 }
 
+static void
+vm_port_paths(struct vm_paths *p)
+{
+	int i;
+
+	for (i = 0; i < VM_PORTS; i++)
+		snprintf(p->port[i], sizeof p->port[i], "%s/agent.%d", p->dir, i);
+	snprintf(p->port[VM_CTL], sizeof p->port[VM_CTL], "%s/agent.ctl", p->dir);
+}
+
 int
 vm_paths(const struct sbx_store *s, const struct sbx_manifest *m, struct vm_paths *p,
     struct sbx_err *e)
 {
-	int i;
-
 	memset(p, 0, sizeof *p);
 	if (sbx_path(p->dir, sizeof p->dir, e, VM_RUN "/%s/%s", s->group, m->sandbox_id) == -1)
 		return -1;
-	for (i = 0; i < VM_PORTS; i++)
-		snprintf(p->port[i], sizeof p->port[i], "%s/agent.%d", p->dir, i);
+	vm_port_paths(p);
 	snprintf(p->qmp, sizeof p->qmp, "%s/qmp", p->dir);
 	snprintf(p->base, sizeof p->base, "%s/base", p->dir);
 	if (sbx_path(p->ram, sizeof p->ram, e, VM_SHM "/%s/%s.ram", s->group, m->sandbox_id) == -1 ||
@@ -197,7 +206,6 @@ int
 vm_paths_rt(const struct sbx_manifest *m, struct vm_paths *p, struct sbx_err *e)
 {
 	const char *dir = sbx_rt_str(m, "dir"), *lock = sbx_rt_str(m, "agent_lock");
-	int i;
 
 	memset(p, 0, sizeof *p);
 	if (dir == NULL || lock == NULL)
@@ -205,8 +213,7 @@ vm_paths_rt(const struct sbx_manifest *m, struct vm_paths *p, struct sbx_err *e)
 	if (sbx_path(p->dir, sizeof p->dir, e, "%s", dir) == -1 ||
 	    sbx_path(p->lock, sizeof p->lock, e, "%s", lock) == -1)
 		return -1;
-	for (i = 0; i < VM_PORTS; i++)
-		snprintf(p->port[i], sizeof p->port[i], "%s/agent.%d", p->dir, i);
+	vm_port_paths(p);
 	snprintf(p->qmp, sizeof p->qmp, "%s/qmp", p->dir);
 	return 0;
 }
@@ -216,6 +223,13 @@ static int
 vm_vcpus(const struct sbx_manifest *m)
 {
 	return isnan(m->res.cpu_cores) || m->res.cpu_cores <= 0 ? 1 : (int)ceil(m->res.cpu_cores);
+}
+
+/* The writable layer's disk, MiB. */
+static long long
+vm_disk_mb(const struct sbx_manifest *m)
+{
+	return m->res.disk_mb != SBX_UNSET_INT ? m->res.disk_mb : VM_DISK_MB;
 }
 
 /* The guest's RAM. */
@@ -429,7 +443,7 @@ vm_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 static int
 vm_disk(const struct sbx_manifest *m, const struct vm_paths *p, uid_t uid, struct sbx_err *e)
 {
-	long long mb = m->res.disk_mb != SBX_UNSET_INT ? m->res.disk_mb : VM_DISK_MB;
+	long long mb = vm_disk_mb(m);
 	char mkfs[256];
 	int fd, st;
 	pid_t pid;
@@ -464,50 +478,139 @@ vm_disk_base(const struct sbx_manifest *m)
 	return b != NULL ? strcmp(b, "disk") == 0 : strcmp(m->rootfs, "host") != 0;
 }
 
-/* What an ext4 copy of a tree needs: its blocks and inodes, counted as it is walked. */
-static long long tree_kb, tree_inodes;
+/* The tree nftw walks now (nftw passes no context). */
+static struct vm_tree *walking;
 
 static int
-tree_count(const char *path, const struct stat *st, int flag, struct FTW *f)
+tree_visit(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
-	(void)path;
+	struct vm_tree *t = walking;
+	char line[128], link[512];
+	ssize_t n;
+
 	(void)flag;
 	(void)f;
-	tree_kb += S_ISREG(st->st_mode) ? (st->st_size + 4095) / 4096 * 4 + 4 : 4;
-	tree_inodes++;
+	t->kb += S_ISREG(st->st_mode) ? (st->st_size + 4095) / 4096 * 4 + 4 : 4;
+	t->inodes++;
+	snprintf(line, sizeof line, "\n%o %u %u %lld %lld.%09ld ", (unsigned)st->st_mode,
+	    (unsigned)st->st_uid, (unsigned)st->st_gid, (long long)st->st_size,
+	    (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+	sbx_sha256_update(&t->sha, line, strlen(line));
+	sbx_sha256_update(&t->sha, path, strlen(path));
+	if (S_ISLNK(st->st_mode) && (n = readlink(path, link, sizeof link)) > 0)
+		sbx_sha256_update(&t->sha, link, (size_t)n);
 	return 0;
 }
 
-/* The root directory (rootfs: DIR) as a read-only ext4 image: mkfs.ext4 -d,
- * with room for its tree and no more (the guest mounts it read-only). */
-static int
-vm_base_image(const struct sbx_manifest *m, const struct vm_paths *p, struct sbx_err *e)
+int
+vm_tree(const char *dir, struct vm_tree *t)
 {
-	char mkfs[256], size[32], inodes[32];
-	int fd, st;
+	unsigned char d[32];
+	int r;
+
+	memset(t, 0, sizeof *t);
+	sbx_sha256_init(&t->sha);
+	walking = t;
+	r = nftw(dir, tree_visit, 32, FTW_PHYS);
+	walking = NULL;
+	sbx_sha256_final(&t->sha, d);
+	sbx_hex(d, 8, t->digest);
+	return r;
+}
+
+/* The root directory (rootfs: DIR) as a read-only ext4 image: mkfs.ext4 -d,
+ * with room for its tree and no more (the guest mounts it read-only). It
+ * reads the tree as uid, so that the guest gets what the sandbox's users
+ * could read, as over 9p, and the image is root's after. */
+static int
+vm_base_image(const struct sbx_manifest *m, const struct vm_paths *p, uid_t uid,
+    struct sbx_err *e)
+{
+	char mkfs[256], size[32], inodes[32], dev[32], root[32];
+	struct vm_tree t;
+	int fd, rfd, st;
 	pid_t pid;
 
-	tree_kb = tree_inodes = 0;
-	if (nftw(m->rootfs, tree_count, 32, FTW_PHYS) == -1)
+	if (vm_tree(m->rootfs, &t) == -1)
 		return sbx_err_sys(e, SBX_EX_NOINPUT, "rootfs %s", m->rootfs);
-	snprintf(size, sizeof size, "%lldk", tree_kb + tree_kb / 8 + 16384);
-	snprintf(inodes, sizeof inodes, "%lld", tree_inodes + tree_inodes / 8 + 1024);
-	if ((fd = open(p->base_img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) == -1)
+	snprintf(size, sizeof size, "%lldk", t.kb + t.kb / 8 + 16384);
+	snprintf(inodes, sizeof inodes, "%lld", t.inodes + t.inodes / 8 + 1024);
+	if ((fd = open(p->base_img, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600)) == -1)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->base_img);
-	close(fd);
+	if (fchown(fd, uid, uid) == -1) {
+		close(fd);
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->base_img);
+	}
+	/* the directory opened here: its parents need not be the uid's to pass */
+	if ((rfd = open(m->rootfs, O_PATH | O_DIRECTORY)) == -1) {
+		close(fd);
+		return sbx_err_sys(e, SBX_EX_NOINPUT, "rootfs %s", m->rootfs);
+	}
+	snprintf(dev, sizeof dev, "/proc/self/fd/%d", fd);
+	snprintf(root, sizeof root, "/proc/self/fd/%d", rfd);
 	oci_find("mkfs.ext4", mkfs, sizeof mkfs);
 	if ((pid = fork()) == 0) {
 		int null = open("/dev/null", O_RDWR);
 
 		dup2(null, 0);
 		dup2(null, 1);
+		/* dumpable again after the change of IDs: else /proc/self/fd is root's */
+		if (setgroups(0, NULL) == -1 || setresgid(uid, uid, uid) == -1 ||
+		    setresuid(uid, uid, uid) == -1 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1)
+			_exit(126);
 		execl(mkfs, mkfs, "-q", "-F", "-m", "0", "-N", inodes, "-O", "^has_journal",
-		    "-E", "root_owner=0:0", "-d", m->rootfs, p->base_img, size, (char *)NULL);
+		    "-E", "root_owner=0:0", "-d", root, dev, size, (char *)NULL);
 		_exit(127);
 	}
-	if (pid == -1 || waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+	close(rfd);
+	if (pid == -1 || waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		close(fd);
 		return sbx_err_set(e, SBX_EX_CANTCREAT, "rootfs %s: mkfs.ext4 -d could not copy "
-		    "it into %s", m->rootfs, p->base_img);
+		    "it into %s (every file must be readable by others)", m->rootfs, p->base_img);
+	}
+	/* QEMU reads it; nobody but root writes it */
+	if (fchown(fd, 0, 0) == -1 || fchmod(fd, 0644) == -1) {
+		close(fd);
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->base_img);
+	}
+	close(fd);
+	return 0;
+}
+
+/* A checkpoint's RAM copied by a child in the sandbox's cgroup, which the
+ * tmpfs pages are charged to (as QEMU's would be). */
+static int
+vm_ram_copy(const char *from, const char *to, uid_t uid, const struct sbx_cgroup *cg,
+    struct sbx_err *e)
+{
+	int pp[2], st;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(pp, O_CLOEXEC) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
+	if ((pid = fork()) == 0) {
+		struct sbx_err ce = { 0 };
+		int r;
+
+		close(pp[0]);
+		r = sbx_cgroup_enter(cg, 0, &ce) == -1 ? -1 : vm_copy_sparse(from, to, 0600, uid, &ce);
+		if (r == -1)
+			(void)!write(pp[1], &ce, sizeof ce);
+		_exit(r == -1);
+	}
+	close(pp[1]);
+	if (pid == -1) {
+		close(pp[0]);
+		return sbx_err_sys(e, SBX_EX_OSERR, "fork");
+	}
+	n = read(pp[0], e, sizeof *e);
+	close(pp[0]);
+	if (waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		if (n != (ssize_t)sizeof *e)
+			sbx_err_set(e, SBX_EX_IOERR, "%s: cannot copy it to %s", from, to);
+		return -1;
+	}
 	return 0;
 }
 
@@ -516,7 +619,7 @@ vm_base_image(const struct sbx_manifest *m, const struct vm_paths *p, struct sbx
  * refused. */
 static int
 vm_ram(const struct sbx_store *s, const struct sbx_manifest *m, const struct vm_paths *p,
-    uid_t uid, const char *from, struct sbx_err *e)
+    uid_t uid, const char *from, const struct sbx_cgroup *cg, struct sbx_err *e)
 {
 	char g[256];
 	struct stat st;
@@ -531,7 +634,7 @@ vm_ram(const struct sbx_store *s, const struct sbx_manifest *m, const struct vm_
 	    (st.st_mode & 022))
 		return sbx_err_set(e, SBX_EX_CANTCREAT, "%s: not a directory of root's alone", g);
 	if (from != NULL)
-		return vm_copy_sparse(from, p->ram, 0600, uid, e);
+		return vm_ram_copy(from, p->ram, uid, cg, e);
 	if ((fd = open(p->ram, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->ram);
 	if (ftruncate(fd, (off_t)vm_memory_mb(m) << 20) == -1 || fchown(fd, uid, uid) == -1) {
@@ -700,11 +803,14 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 	ARG("virtio-blk-device,drive=layer,serial=sbx-layer");
 	ARG("-device");
 	ARG("virtio-serial-device,max_ports=8");
-	for (i = 0; i < VM_PORTS; i++) {
+	for (i = 0; i < VM_CHANNELS; i++) {
 		ARG("-chardev");
 		FMT("socket,id=a%d,path=%s,server=on,wait=off", i, p->port[i]);
 		ARG("-device");
-		FMT("virtserialport,chardev=a%d,name=sbx.%d", i, i);
+		if (i == VM_CTL)
+			FMT("virtserialport,chardev=a%d,name=sbx.ctl", i);
+		else
+			FMT("virtserialport,chardev=a%d,name=sbx.%d", i, i);
 	}
 	ARG("-qmp");
 	FMT("unix:%s,server=on,wait=off", p->qmp);
@@ -824,32 +930,96 @@ vm_launch_close(struct vm_launch *l, int state_fd)
 		close(state_fd);
 }
 
+/* SBX_VM_BOOT_SNAPSHOT=0: every VM boots (for tests and comparisons). */
+static int
+vm_no_boot_snapshot(void)
+{
+	const char *v = getenv("SBX_VM_BOOT_SNAPSHOT");
+
+	return v != NULL && strcmp(v, "0") == 0;
+}
+
+/*
+ * Snapshot-boot: the boot snapshot for what m's VM is made of (the kit, the
+ * initramfs with this agent, QEMU, the accelerator, vCPUs, RAM, the
+ * writable disk's size, read_only_root, and the root directory's tree) in
+ * boot: the state root's vm/boot-KEY. Whether it is there.
+ */
+static int
+vm_boot_path(const struct sbx_store *s, const struct sbx_manifest *m, const struct vm_launch *l,
+    char *boot, size_t size, struct sbx_err *e)
+{
+	struct vm_tree t;
+	struct sbx_sha256 c;
+	struct stat st;
+	unsigned char d[32];
+	char text[3000], hex[33];
+
+	if (vm_tree(m->rootfs, &t) == -1)
+		return sbx_err_sys(e, SBX_EX_NOINPUT, "rootfs %s", m->rootfs);
+	if (stat(l->qemu, &st) == -1)
+		return sbx_err_sys(e, SBX_EX_UNAVAILABLE, "%s", l->qemu);
+	snprintf(text, sizeof text, "kit %s\ninitrd %s\nqemu %s %lld %lld\naccel %s\nvcpus %d\n"
+	    "memory %lld\ndisk %lld\nro %d\nroot %s %s\n", l->kit, l->initrd, l->qemu,
+	    (long long)st.st_size, (long long)st.st_mtim.tv_sec, l->accel, vm_vcpus(m),
+	    vm_memory_mb(m), vm_disk_mb(m),
+	    m->read_only_root == 1, m->rootfs, t.digest);
+	sbx_sha256_init(&c);
+	sbx_sha256_update(&c, text, strlen(text));
+	sbx_sha256_final(&c, d);
+	sbx_hex(d, 16, hex);
+	if (sbx_path(boot, size, e, "%s/vm/boot-%s", s->root, hex) == -1)
+		return -1;
+	return 0;
+}
+
 /* A checkpoint's VM: its vCPUs, RAM and accelerator, which a restore must match. */
 static int
 vm_conf_check(const struct sbx_manifest *m, const char *ckpt, const char *accel,
     struct sbx_err *e)
 {
-	char path[1300], *text = NULL, acc[16] = "";
-	size_t len = 0;
-	int vcpus = 0;
-	long long mb = 0;
+	char path[1300], text[256], acc[16] = "";
+	int vcpus = 0, fd;
+	long long mb = 0, disk = 0;
+	ssize_t n;
+	struct stat st;
 
 	snprintf(path, sizeof path, "%s/vm.conf", ckpt);
-	if (sbx_read_file(path, 4096, &text, &len, e) == -1)
-		return sbx_err_prefix(e, "the memory checkpoint");
-	if (sscanf(text, "vcpus %d memory_mb %lld accel %15s", &vcpus, &mb, acc) != 3) {
-		free(text);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return sbx_err_sys(e, SBX_EX_DATAERR, "the memory checkpoint: %s", path);
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, text, sizeof text - 1) : -1;
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	if (sscanf(text, "vcpus %d memory_mb %lld accel %15s disk_mb %lld", &vcpus, &mb, acc,
+	    &disk) != 4)
 		return sbx_err_set(e, SBX_EX_DATAERR, "the memory checkpoint: %s is damaged", path);
-	}
-	free(text);
-	if (vcpus != vm_vcpus(m) || mb != vm_memory_mb(m))
+	if (vcpus != vm_vcpus(m) || mb != vm_memory_mb(m) || disk != vm_disk_mb(m))
 		return sbx_err_set(e, SBX_EX_DATAERR, "resource_allocation: the memory snapshot's VM "
-		    "has %d vCPUs and %lld MiB, one restored from it the same (the manifest asks "
-		    "for %d and %lld)", vcpus, mb, vm_vcpus(m), vm_memory_mb(m));
+		    "has %d vCPUs, %lld MiB of RAM and a disk of %lld MiB, one restored from it the "
+		    "same (the manifest asks for %d, %lld and %lld)", vcpus, mb, disk, vm_vcpus(m),
+		    vm_memory_mb(m), vm_disk_mb(m));
 	if (strcmp(acc, accel) != 0)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "the memory snapshot's VM ran under %s, "
 		    "this host's under %s: its state does not carry over", acc, accel);
 	return 0;
+}
+
+/* A checkpoint's file, read-only: a regular file, no link followed (a
+ * checkpoint may come from another host). */
+static int
+vm_open_file(const char *path, struct sbx_err *e)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW);
+
+	if (fd == -1)
+		return sbx_err_sys(e, SBX_EX_DATAERR, "the memory checkpoint: %s", path);
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return sbx_err_set(e, SBX_EX_DATAERR, "the memory checkpoint: %s is not a regular "
+		    "file", path);
+	}
+	return fd;
 }
 
 /* The restored VM goes on from the checkpoint's migration stream (fd). */
@@ -895,30 +1065,42 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 	struct sbx_cg_host h;
 	struct sbx_cgroup cg;
 	struct sbx_cg_limits lim = { 0 };
-	char spec[4096], kpath[1200], release[128], tail[300], from[1300];
+	char spec[4096], kpath[1200], release[128], tail[300], from[1300], boot[1200] = "";
 	const char *bootenv = getenv("SBX_VM_BOOT_TIMEOUT");
 	double boot_s = bootenv && *bootenv ? atof(bootenv) : 300, deadline;
 	struct sbx_err ignored;
 	pid_t pid;
-	int fd, state_fd = -1, disk_base = ckpt != NULL || vm_disk_base(m);
+	int fd, state_fd = -1, disk_base = ckpt != NULL || vm_disk_base(m), from_boot = 0;
 
 	m->has_rt = 1;
 	memset(&lw, 0, sizeof lw);
 	memset(&l, 0, sizeof l);
 	l.kernel_fd = l.initrd_fd = l.disk_fd = l.log_fd = l.base_fd = -1;
-	l.incoming = ckpt != NULL;
 	if (vm_kit(s, l.kit, sizeof l.kit, e) == -1 || oci_find("qemu-system-x86_64", l.qemu,
 	    sizeof l.qemu) == -1 || vm_initrd(s, l.kit, l.initrd, sizeof l.initrd, e) == -1 ||
 	    sbx_tier_pick_ids(s, m, e) == -1 || vm_paths(s, m, &p, e) == -1)
 		return -1;
 	l.accel = vm_accel(l.qemu, l.kit);
 	l.uid = (uid_t)sbx_rt_int(m, "uid_base");
+	/* A VM of a root directory starts from its boot snapshot, or makes it. */
+	if (ckpt == NULL && disk_base && !vm_no_boot_snapshot()) {
+		if (vm_boot_path(s, m, &l, boot, sizeof boot, e) == -1)
+			return -1;
+		snprintf(from, sizeof from, "%s/vm.conf", boot);
+		if (access(from, R_OK) == 0) {
+			ckpt = boot;
+			from_boot = 1;
+			utimensat(AT_FDCWD, from, NULL, 0);
+		}
+	}
 	if (ckpt != NULL && vm_conf_check(m, ckpt, l.accel, e) == -1)
 		return -1;
+	l.incoming = ckpt != NULL;
 	if (sbx_rt_set_str(m, "acceleration", l.accel) == -1 ||
 	    sbx_rt_set_str(m, "dir", p.dir) == -1 || sbx_rt_set_str(m, "agent_lock", p.lock) == -1 ||
 	    sbx_rt_set_int(m, "vcpus", vm_vcpus(m)) == -1 ||
 	    sbx_rt_set_int(m, "memory_mb", vm_memory_mb(m)) == -1 ||
+	    sbx_rt_set_int(m, "disk_mb", vm_disk_mb(m)) == -1 ||
 	    sbx_rt_set_str(m, "base", disk_base ? "disk" : "9p") == -1)
 		return sbx_err_oom(e);
 	if (!disk_base && sbx_rootfs_prepare(s, m, 0, 0, &lw, e) == -1)
@@ -943,19 +1125,26 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 		if (vm_copy_sparse(from, p.disk, 0600, l.uid, e) == -1)
 			goto fail;
 		snprintf(from, sizeof from, "%s/ram", ckpt);
-		if (vm_ram(s, m, &p, l.uid, from, e) == -1)
+		if (vm_ram(s, m, &p, l.uid, from, &cg, e) == -1)
 			goto fail;
+		/* the base, read-only, a name of the sandbox's own (its next
+		 * snapshot copies it; retention may take the checkpoint's) */
 		snprintf(from, sizeof from, "%s/base.img", ckpt);
 		snprintf(kpath, sizeof kpath, "%s/state", ckpt);
-		if ((l.base_fd = open(from, O_RDONLY)) == -1 || (state_fd = open(kpath, O_RDONLY)) == -1) {
-			sbx_err_sys(e, SBX_EX_DATAERR, "the memory checkpoint");
+		if ((l.base_fd = vm_open_file(from, e)) == -1 || (state_fd = vm_open_file(kpath,
+		    e)) == -1)
 			goto fail;
+		snprintf(from, sizeof from, "/proc/self/fd/%d", l.base_fd);
+		if (linkat(AT_FDCWD, from, AT_FDCWD, p.base_img, AT_SYMLINK_FOLLOW) == -1) {
+			snprintf(from, sizeof from, "%s/base.img", ckpt);
+			if (vm_copy_sparse(from, p.base_img, 0644, 0, e) == -1)
+				goto fail;
 		}
 	} else {
 		if (vm_disk(m, &p, l.uid, e) == -1)
 			goto fail;
-		if (disk_base && (vm_base_image(m, &p, e) == -1 ||
-		    vm_ram(s, m, &p, l.uid, NULL, e) == -1))
+		if (disk_base && (vm_base_image(m, &p, l.uid, e) == -1 ||
+		    vm_ram(s, m, &p, l.uid, NULL, &cg, e) == -1))
 			goto fail;
 		if (disk_base && (l.base_fd = open(p.base_img, O_RDONLY)) == -1) {
 			sbx_err_sys(e, SBX_EX_OSERR, "%s", p.base_img);
@@ -991,6 +1180,16 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 			sbx_err_prefix(e, "the VM did not come up (its log: %s)", tail);
 		goto fail;
 	}
+	/* Booted, the agent answering, nothing of the sandbox's yet: what the
+	 * next sandbox of the same makes starts from. A failure costs only that. */
+	if (boot[0] && !from_boot) {
+		struct sbx_err be;
+
+		close(fd);
+		vm_boot_save(m, &p, boot, &be);
+		if ((fd = vm_agent_open(&p, 0, deadline, NULL, 0, e)) == -1)
+			goto fail;
+	}
 	if (vm_agent_setup(fd, m, e) == -1) {
 		close(fd);
 		goto fail;
@@ -998,8 +1197,12 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 	close(fd);
 	/* A clone's processes were frozen for the snapshot: they go on now,
 	 * the runs whose callers were the parent's detached. */
-	if (ckpt != NULL && vm_agent_freeze(&p, 0, 1, e) == -1)
+	if (ckpt != NULL && !from_boot && vm_agent_freeze(&p, 0, 1, e) == -1)
 		goto fail;
+	if (from_boot && sbx_rt_set_str(m, "started_from", "boot snapshot") == -1) {
+		sbx_err_oom(e);
+		goto fail;
+	}
 	if (sbx_rt_set_str(m, "guest_kernel", release) == -1) {
 		sbx_err_oom(e);
 		goto fail;
@@ -1034,15 +1237,22 @@ vm_alive(const struct sbx_manifest *m)
 }
 
 /* Pause and snapshots: the sandbox's processes frozen in the guest by the
- * agent (vm_proto.h FREEZE), which goes on answering. */
+ * agent (vm_proto.h FREEZE: consistent files, and the runs a clone keeps),
+ * then the vCPUs stopped (QMP stop: a guest that only says it froze stops
+ * all the same); thawed the other way round. */
 static int
 vm_freeze(const struct sbx_manifest *m, int frozen, struct sbx_err *e)
 {
 	struct vm_paths p;
+	char reply[512];
 
 	if (vm_paths_rt(m, &p, e) == -1)
 		return -1;
-	return vm_agent_freeze(&p, frozen, 0, e);
+	if (frozen)
+		return vm_agent_freeze(&p, 1, 0, e) == -1 ? -1 :
+		    vm_qmp(p.qmp, "{\"execute\":\"stop\"}", reply, sizeof reply, e);
+	return vm_qmp(p.qmp, "{\"execute\":\"cont\"}", reply, sizeof reply, e) == -1 ? -1 :
+	    vm_agent_freeze(&p, 0, 0, e);
 }
 
 /* The state root's directories in VM_RUN and VM_SHM, once its last VM is gone. */
@@ -1109,6 +1319,10 @@ vm_usage(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_usa
 
 	if (sbx_ns_usage(s, m, u, e) == -1)
 		u->memory_bytes = u->pids = u->disk_bytes = -1;
+	/* A paused VM's vCPUs are stopped: its agent answers nothing, and the
+	 * host's figures are what there is. */
+	if (m->status == SBX_STATUS_PAUSED || m->status == SBX_STATUS_SNAPSHOTTING)
+		return 0;
 	/* What the guest counts: its memory in use, its tasks, its disk. */
 	if (vm_paths(s, m, &p, e) == -1 || vm_agent_stats(&p, &st, e) == -1)
 		return -1;
@@ -1151,43 +1365,83 @@ vm_sweep_ram(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report
 	closedir(dir);
 }
 
-/* VMs of this state root whose sandbox is gone: their VMM killed, their
- * directory and RAM removed. */
+/* Boot snapshots unused for VM_BOOT_KEEP_S (a restore touches their vm.conf),
+ * and the halves of saves that a crash interrupted. */
+static void
+vm_sweep_boot(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report report,
+    void *ctx)
+{
+	char vm[1100], path[1400];
+	struct dirent *d;
+	struct stat st;
+	DIR *dir;
+	double now = sbx_realtime();
+
+	snprintf(vm, sizeof vm, "%s/vm", s->root);
+	if ((dir = opendir(vm)) == NULL)
+		return;
+	while ((d = readdir(dir)) != NULL) {
+		int half = strstr(d->d_name, ".tmp.") != NULL;
+
+		if (strncmp(d->d_name, "boot-", 5) != 0 || (half && busy))
+			continue;
+		snprintf(path, sizeof path, "%s/%s/vm.conf", vm, d->d_name);
+		if (!half && stat(path, &st) == 0 && now - (double)st.st_mtim.tv_sec < VM_BOOT_KEEP_S)
+			continue;
+		report(ctx, "vm-boot", d->d_name);
+		snprintf(path, sizeof path, "%s/%s", vm, d->d_name);
+		if (!dry_run)
+			sbx_rm_rf(path, NULL);
+	}
+	closedir(dir);
+}
+
+/* One VM whose sandbox is gone (a name of VM_RUN's group directory g): its
+ * VMM killed, its directory and RAM removed. */
+static void
+vm_sweep_one(const struct sbx_store *s, const char *g, const char *id, int busy, int dry_run,
+    sbx_driver_report report, void *ctx)
+{
+	char path[600], text[64];
+	long pid = 0;
+	unsigned long long ticks = 0;
+
+	snprintf(path, sizeof path, "%s/%s/vmm.pid", g, id);
+	/* Being made: its state comes once the VM is up. */
+	if (busy && sbx_read_str(path, text, sizeof text) <= 0)
+		return;
+	report(ctx, "vm", id);
+	if (dry_run)
+		return;
+	if (sbx_read_str(path, text, sizeof text) > 0 &&
+	    sscanf(text, "%ld %llu", &pid, &ticks) == 2 && pid > 0)
+		sbx_proc_signal_wait((pid_t)pid, ticks, SIGKILL, 5000);
+	snprintf(path, sizeof path, "%s/%s", g, id);
+	sbx_rm_rf(path, NULL);
+	snprintf(path, sizeof path, VM_SHM "/%s/%s.ram", s->group, id);
+	unlink(path);
+}
+
+/* What the tier left behind that no sandbox of s owns: VMs, RAM files, old
+ * boot snapshots. */
 static void
 vm_sweep(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report report, void *ctx)
 {
-	char g[256], path[600], text[64];
+	char g[256];
 	struct dirent *d;
 	DIR *dir;
 
 	if (s->rootless)
 		return;
 	snprintf(g, sizeof g, VM_RUN "/%s", s->group);
-	if ((dir = opendir(g)) == NULL)
-		return;
-	while ((d = readdir(dir)) != NULL) {
-		long pid = 0;
-		unsigned long long ticks = 0;
-
-		if (d->d_name[0] == '.' || sbx_store_exists(s, d->d_name))
-			continue;
-		snprintf(path, sizeof path, "%s/%s/vmm.pid", g, d->d_name);
-		/* Being made: its state comes once the VM is up. */
-		if (busy && sbx_read_str(path, text, sizeof text) <= 0)
-			continue;
-		report(ctx, "vm", d->d_name);
-		if (dry_run)
-			continue;
-		if (sbx_read_str(path, text, sizeof text) > 0 &&
-		    sscanf(text, "%ld %llu", &pid, &ticks) == 2 && pid > 0)
-			sbx_proc_signal_wait((pid_t)pid, ticks, SIGKILL, 5000);
-		snprintf(path, sizeof path, "%s/%s", g, d->d_name);
-		sbx_rm_rf(path, NULL);
-		snprintf(path, sizeof path, VM_SHM "/%s/%s.ram", s->group, d->d_name);
-		unlink(path);
+	if ((dir = opendir(g)) != NULL) {
+		while ((d = readdir(dir)) != NULL)
+			if (d->d_name[0] != '.' && !sbx_store_exists(s, d->d_name))
+				vm_sweep_one(s, g, d->d_name, busy, dry_run, report, ctx);
+		closedir(dir);
 	}
-	closedir(dir);
 	vm_sweep_ram(s, busy, dry_run, report, ctx);
+	vm_sweep_boot(s, busy, dry_run, report, ctx);
 	if (!dry_run)
 		vm_group_rmdir(s);
 }

@@ -9,6 +9,7 @@
 #define SBX_VM_H
 
 #include "driver.h"
+#include "sha256.h"
 #include "vm_proto.h"
 
 /* The VMs' own directories: sockets and the base root's mount point, owned by
@@ -26,7 +27,7 @@
 
 struct vm_paths {
 	char dir[200];                  /* VM_RUN/<group>/<id> */
-	char port[VM_PORTS][240];       /* dir/agent.N: the agent's ports' sockets */
+	char port[VM_CHANNELS][240];    /* dir/agent.N, agent.ctl: the agent's ports' sockets */
 	char qmp[240];                  /* dir/qmp: QEMU's monitor */
 	char base[240];                 /* dir/base: the root's read-only layers, shared over 9p */
 	char ram[240];                  /* VM_SHM/<group>/<id>.ram: the guest's RAM (a disk base) */
@@ -47,8 +48,25 @@ int vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt
 /* Whether m's VM has its base as a disk and its RAM in a file (a memory
  * snapshot is possible). */
 int vm_disk_base(const struct sbx_manifest *m);
+/* A tree as vm.c copies it into a base disk: its size in KiB of blocks,
+ * its inodes, and a digest of every name's path, type, mode, owner, size,
+ * modification time and link target (16 hex digits). */
+struct vm_tree {
+	long long kb, inodes;
+	struct sbx_sha256 sha;
+	char digest[17];
+};
+int vm_tree(const char *dir, struct vm_tree *t);
 /* vm_snap.c: from to a new file to (mode, owner uid), holes kept. */
 int vm_copy_sparse(const char *from, const char *to, mode_t mode, uid_t uid, struct sbx_err *e);
+/* vm_snap.c: the stopped VM's device state, RAM and disks into dir (an
+ * empty directory), and the VM goes on. */
+int vm_save(const struct sbx_manifest *m, const struct vm_paths *p, const char *dir,
+    struct sbx_err *e);
+/* vm_snap.c: the VM, just booted, saved as the boot snapshot boot (made
+ * whole beside it, then renamed; one there already wins). */
+int vm_boot_save(const struct sbx_manifest *m, const struct vm_paths *p, const char *boot,
+    struct sbx_err *e);
 /* vm_snap.c: the driver's capture, checkpoint, restart and restore. */
 int vm_capture(const struct sbx_store *s, const struct sbx_manifest *m, int fd,
     const struct sbx_pack_opts *o, struct sbx_layer_info *li, struct sbx_err *e);

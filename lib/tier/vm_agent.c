@@ -164,6 +164,7 @@ vm_agent_setup(int fd, const struct sbx_manifest *m, struct sbx_err *e)
 		st.memory_max = m->res.memory_mb << 20;
 	if (getrandom(st.seed, sizeof st.seed, 0) != (ssize_t)sizeof st.seed)
 		return sbx_err_sys(e, SBX_EX_OSERR, "getrandom");
+	st.realtime_ns = (int64_t)(sbx_realtime() * 1e9);
 	if (vm_send(fd, VM_SETUP, &st, sizeof st, m->sandbox_id, strlen(m->sandbox_id)) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "the guest agent");
 	return expect(fd, VM_OK, NULL, 0, "answer to its setup", e);
@@ -198,12 +199,31 @@ lock_port(const struct vm_paths *p, int *n, struct sbx_err *e)
 	return fd;
 }
 
+/* The control port's lock (sbx's own requests take turns there). */
+static int
+lock_ctl(const struct vm_paths *p, int *n, struct sbx_err *e)
+{
+	char path[1300];
+	int fd;
+
+	*n = VM_CTL;
+	snprintf(path, sizeof path, "%s.ctl", p->lock);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", path);
+	while (flock(fd, LOCK_EX) == -1)
+		if (errno != EINTR) {
+			close(fd);
+			return sbx_err_sys(e, SBX_EX_OSERR, "%s", path);
+		}
+	return fd;
+}
+
 int
 vm_agent_stats(const struct vm_paths *p, struct vm_stats *st, struct sbx_err *e)
 {
 	int n, lock, fd, r;
 
-	if ((lock = lock_port(p, &n, e)) == -1)
+	if ((lock = lock_ctl(p, &n, e)) == -1)
 		return -1;
 	if ((fd = vm_agent_open(p, n, sbx_monotonic() + 10, NULL, 0, e)) == -1) {
 		close(lock);
@@ -317,7 +337,7 @@ vm_agent_freeze(const struct vm_paths *p, int on, int keep, struct sbx_err *e)
 	uint32_t len = 0;
 	int n, lock, fd, type, r = 0;
 
-	if ((lock = lock_port(p, &n, e)) == -1)
+	if ((lock = lock_ctl(p, &n, e)) == -1)
 		return -1;
 	if ((fd = vm_agent_open(p, n, sbx_monotonic() + 10, NULL, 0, e)) == -1) {
 		close(lock);
@@ -594,7 +614,8 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 	if (sbx_rt_int(m, "pid") <= 0 || !sbx_proc_alive((pid_t)sbx_rt_int(m, "pid"),
 	    (unsigned long long)sbx_rt_int(m, "start_ticks")))
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "the sandbox's VM is gone (run sbx-gc)");
-	if (vm_paths(s, m, &p, e) == -1 || (lock = lock_port(&p, &port, e)) == -1)
+	if (vm_paths(s, m, &p, e) == -1 || (lock = (flags & VM_EXEC_SYSTEM) ?
+	    lock_ctl(&p, &port, e) : lock_port(&p, &port, e)) == -1)
 		return -1;
 	if ((fd = vm_agent_open(&p, port, sbx_monotonic() + 30, NULL, 0, e)) == -1) {
 		close(lock);

@@ -16,9 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define VM_PROTO_VERSION 1
-/* The guest's ports are named sbx.0 ... sbx.(VM_PORTS-1). */
+#define VM_PROTO_VERSION 2
+/* The guest's ports for runs are named sbx.0 ... sbx.(VM_PORTS-1); one
+ * more, sbx.ctl (index VM_CTL), carries sbx's own requests (FREEZE, STAT,
+ * VM_EXEC_SYSTEM commands), so that they never wait for a run to end. */
 #define VM_PORTS 4
+#define VM_CTL VM_PORTS
+#define VM_CHANNELS (VM_PORTS + 1)
 #define VM_FRAME_MAX (1u << 20)
 
 enum vm_frame {
@@ -53,6 +57,8 @@ struct vm_setup {
 	int64_t memory_max;      /* bytes, for the commands' cgroup; 0: none */
 	int64_t memory_high;     /* bytes, its soft limit; 0: none */
 	uint8_t seed[32];        /* mixed into the guest's entropy pool */
+	int64_t realtime_ns;     /* the host's clock: the guest's is set to it (a VM
+	                          * resumed from a snapshot is behind) */
 };
 
 struct vm_exec {

@@ -26,12 +26,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "layer.h"
 #include "util.h"
 #include "vm.h"
+
+/* How long the guest may take to pack its writable layer. */
+#define VM_PACK_TIMEOUT_S 600
 
 /* Bytes [at, end) of in to the same place in out: copy_file_range, or
  * (across file systems) read and write. */
@@ -59,6 +63,8 @@ copy_range(int in, int out, off_t at, off_t end)
 			n = -1;
 		if (n == -1 && errno == EINTR)
 			continue;
+		if (n == 0)
+			errno = EIO;   /* the file shrank under the copy */
 		if (n <= 0)
 			return -1;
 		at += n;
@@ -73,10 +79,15 @@ vm_copy_sparse(const char *from, const char *to, mode_t mode, uid_t uid, struct 
 	struct stat st;
 	off_t data = 0, hole;
 
-	if ((in = open(from, O_RDONLY | O_CLOEXEC)) == -1)
-		return sbx_err_sys(e, SBX_EX_NOINPUT, "%s", from);
-	if (fstat(in, &st) == -1 || (out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
-	    O_NOFOLLOW, mode)) == -1) {
+	/* from may be a checkpoint's, which came from elsewhere: a regular
+	 * file of its own, never what a link points to */
+	if ((in = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return sbx_err_sys(e, SBX_EX_DATAERR, "%s", from);
+	if (fstat(in, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(in);
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s: not a regular file", from);
+	}
+	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)) == -1) {
 		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", to);
 		close(in);
 		return -1;
@@ -87,9 +98,7 @@ vm_copy_sparse(const char *from, const char *to, mode_t mode, uid_t uid, struct 
 		goto out;
 	}
 	while (data < st.st_size && (data = lseek(in, data, SEEK_DATA)) != -1) {
-		if ((hole = lseek(in, data, SEEK_HOLE)) == -1)
-			break;
-		if (copy_range(in, out, data, hole) == -1) {
+		if ((hole = lseek(in, data, SEEK_HOLE)) == -1 || copy_range(in, out, data, hole) == -1) {
 			sbx_err_sys(e, SBX_EX_IOERR, "%s to %s", from, to);
 			goto out;
 		}
@@ -108,12 +117,40 @@ out:
 	return r;
 }
 
+/* The vCPUs going; *stopped: whether they were stopped (a pause's, a
+ * snapshot's freeze). */
+static int
+vm_resume(const struct vm_paths *p, int *stopped, struct sbx_err *e)
+{
+	char reply[1024];
+
+	*stopped = 0;
+	if (vm_qmp(p->qmp, "{\"execute\":\"query-status\"}", reply, sizeof reply, e) == -1)
+		return -1;
+	if (strstr(reply, "\"running\": true") != NULL)
+		return 0;
+	*stopped = 1;
+	return vm_qmp(p->qmp, "{\"execute\":\"cont\"}", reply, sizeof reply, e);
+}
+
+static int
+vm_stop(const struct vm_paths *p, struct sbx_err *e)
+{
+	char reply[512];
+
+	return vm_qmp(p->qmp, "{\"execute\":\"stop\"}", reply, sizeof reply, e);
+}
+
 int
 vm_capture(const struct sbx_store *s, const struct sbx_manifest *m, int fd,
     const struct sbx_pack_opts *o, struct sbx_layer_info *li, struct sbx_err *e)
 {
 	char *const argv[] = { VM_AGENT_PATH, VM_AGENT_PACK, VM_UPPER, NULL };
-	struct sbx_exec x = { .argv = argv, .user = "0:0", .workdir = "/" };
+	struct sbx_exec x = { .argv = argv, .user = "0:0", .workdir = "/",
+		.timeout_s = VM_PACK_TIMEOUT_S };
+	struct rlimit was, cap;
+	struct vm_paths p;
+	int stopped = 0;
 	struct sbx_pack_opts po = { NULL, -1, NULL, o->racy_after };
 	struct sbx_exec_result res;
 	struct sbx_layer_info got;
@@ -128,18 +165,35 @@ vm_capture(const struct sbx_store *s, const struct sbx_manifest *m, int fd,
 	if (sbx_rm_rf(dir, e) == -1)
 		return -1;
 	if ((io[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1 ||
-	    (io[1] = open(tar, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1 ||
-	    (io[2] = open(err, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1) {
-		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tar);
+	    (io[1] = open(tar, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1 ||
+	    (io[2] = open(err, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1) {
+		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", io[1] == -1 ? tar : err);
 		goto out;
 	}
 	x.stdio = io;
-	if (vm_exec_flags(s, m, &x, VM_EXEC_SYSTEM, &res, e) == -1) {
-		sbx_trace_free(&res.trace);
+	/* The guest's archive is bounded: what its disk can hold, twice (tar's
+	 * headers), and a margin; the relay that writes it inherits the cap. */
+	getrlimit(RLIMIT_FSIZE, &was);
+	cap = was;
+	cap.rlim_cur = (rlim_t)(sbx_rt_int(m, "disk_mb") > 0 ? sbx_rt_int(m, "disk_mb") : 1024) *
+	    2 * (1 << 20) + (64 << 20);
+	if (was.rlim_max != RLIM_INFINITY && cap.rlim_cur > was.rlim_max)
+		cap.rlim_cur = was.rlim_max;
+	/* the agent runs the packer with the VM's vCPUs going, the sandbox's
+	 * processes still frozen */
+	if (vm_paths_rt(m, &p, e) == -1 || vm_resume(&p, &stopped, e) == -1)
+		goto out;
+	setrlimit(RLIMIT_FSIZE, &cap);
+	r = vm_exec_flags(s, m, &x, VM_EXEC_SYSTEM, &res, e);
+	setrlimit(RLIMIT_FSIZE, &was);
+	sbx_trace_free(&res.trace);
+	if (stopped && vm_stop(&p, r == 0 ? e : NULL) == -1)
+		r = -1;
+	if (r == -1) {
 		sbx_err_prefix(e, "packing the guest's writable layer");
 		goto out;
 	}
-	sbx_trace_free(&res.trace);
+	r = -1;
 	if (res.status != 0) {
 		n = pread(io[2], msg, sizeof msg - 1, 0);
 		msg[n > 0 ? n : 0] = '\0';
@@ -204,25 +258,23 @@ copy_files(const struct sbx_manifest *m, const struct vm_paths *p, const char *d
 	if (vm_copy_sparse(p->base_img, to, 0644, 0, e) == -1)
 		return -1;
 	snprintf(to, sizeof to, "%s/vm.conf", dir);
-	snprintf(conf, sizeof conf, "vcpus %lld\nmemory_mb %lld\naccel %s\n",
+	snprintf(conf, sizeof conf, "vcpus %lld\nmemory_mb %lld\naccel %s\ndisk_mb %lld\n",
 	    sbx_rt_int(m, "vcpus"), sbx_rt_int(m, "memory_mb"),
-	    sbx_rt_str(m, "acceleration") ? sbx_rt_str(m, "acceleration") : "tcg");
+	    sbx_rt_str(m, "acceleration") ? sbx_rt_str(m, "acceleration") : "tcg",
+	    sbx_rt_int(m, "disk_mb"));
 	return sbx_write_atomic_nosync(to, conf, strlen(conf), 0600, e);
 }
 
 int
-vm_checkpoint(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
+vm_save(const struct sbx_manifest *m, const struct vm_paths *pp, const char *dir,
     struct sbx_err *e)
 {
 	char state[1300], reply[1024];
-	struct vm_paths p;
+	const struct vm_paths p = *pp;
 	struct sbx_err ce;
 	int q, fd = -1, r = -1;
 
-	if (!vm_disk_base(m))
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "a microVM whose root is the host's "
-		    "(over 9p) keeps no memory snapshot");
-	if (vm_paths(s, m, &p, e) == -1 || (q = vm_qmp_open(p.qmp, e)) == -1)
+	if ((q = vm_qmp_open(p.qmp, e)) == -1)
 		return -1;
 	snprintf(state, sizeof state, "%s/state", dir);
 	if (vm_qmp_cmd(q, VM_QMP_IGNORE_SHARED, -1, reply, sizeof reply, e) == -1 ||
@@ -250,6 +302,39 @@ out:
 	if (vm_qmp_cmd(q, "{\"execute\":\"cont\"}", -1, reply, sizeof reply, r == 0 ? e : &ce) == -1)
 		r = -1;
 	close(q);
+	return r;
+}
+
+int
+vm_checkpoint(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
+    struct sbx_err *e)
+{
+	struct vm_paths p;
+
+	if (!vm_disk_base(m))
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "a microVM whose root is the host's "
+		    "(over 9p) keeps no memory snapshot");
+	return vm_paths(s, m, &p, e) == -1 ? -1 : vm_save(m, &p, dir, e);
+}
+
+int
+vm_boot_save(const struct sbx_manifest *m, const struct vm_paths *p, const char *boot,
+    struct sbx_err *e)
+{
+	char tmp[1300];
+	int r;
+
+	if (sbx_path(tmp, sizeof tmp, e, "%s.tmp.%ld", boot, (long)getpid()) == -1)
+		return -1;
+	sbx_rm_rf(tmp, NULL);
+	if (mkdir(tmp, 0700) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
+	r = vm_save(m, p, tmp, e);
+	sbx_crash_point("vm-boot-saved");
+	/* Another sandbox's may have come first: then it is the one. */
+	if (r == 0 && rename(tmp, boot) == -1 && errno != EEXIST && errno != ENOTEMPTY)
+		r = sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", boot);
+	sbx_rm_rf(tmp, NULL);
 	return r;
 }
 
