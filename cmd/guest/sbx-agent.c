@@ -1092,7 +1092,10 @@ tar_tree(struct tarw *t, const char *dir, const char *prefix)
 			} else if (tar_entry(t, path, name, &sub) == -1) {
 				r = -1;
 			} else if (sub) {
-				strcat(name, "/");
+				size_t nl = strlen(name);   /* room kept above */
+
+				name[nl] = '/';
+				name[nl + 1] = '\0';
 				r = tar_tree(t, path, name);
 			}
 		}

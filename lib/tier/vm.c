@@ -723,6 +723,7 @@ struct vm_launch {
 	const char *accel;
 	int kernel_fd, initrd_fd, disk_fd, log_fd;
 	int base_fd;             /* the base as a disk (vm_disk_base), else -1: 9p */
+	int state_fd;            /* a checkpoint's device state, else -1 */
 	int incoming;            /* restored from a checkpoint: -incoming defer */
 	uid_t uid;
 };
@@ -916,9 +917,10 @@ static int
 vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
 
 static void
-vm_launch_close(struct vm_launch *l, int state_fd)
+vm_launch_close(struct vm_launch *l)
 {
-	int *fds[] = { &l->kernel_fd, &l->initrd_fd, &l->disk_fd, &l->log_fd, &l->base_fd };
+	int *fds[] = { &l->kernel_fd, &l->initrd_fd, &l->disk_fd, &l->log_fd, &l->base_fd,
+		&l->state_fd };
 	size_t i;
 
 	for (i = 0; i < sizeof fds / sizeof *fds; i++)
@@ -926,8 +928,6 @@ vm_launch_close(struct vm_launch *l, int state_fd)
 			close(*fds[i]);
 			*fds[i] = -1;
 		}
-	if (state_fd != -1)
-		close(state_fd);
 }
 
 /* SBX_VM_BOOT_SNAPSHOT=0: every VM boots (for tests and comparisons). */
@@ -1056,6 +1056,90 @@ out:
 	return r;
 }
 
+/* The VM's disks and RAM: a checkpoint's copies (the base and the device
+ * state opened from it), or new ones. */
+static int
+vm_files(const struct sbx_store *s, const struct sbx_manifest *m, const struct vm_paths *p,
+    struct vm_launch *l, const struct sbx_cgroup *cg, const char *ckpt, struct sbx_err *e)
+{
+	char from[1300], state[1300];
+
+	if (ckpt == NULL) {
+		if (vm_disk(m, p, l->uid, e) == -1)
+			return -1;
+		if (!vm_disk_base(m))
+			return 0;
+		if (vm_base_image(m, p, l->uid, e) == -1 || vm_ram(s, m, p, l->uid, NULL, cg, e) == -1)
+			return -1;
+		if ((l->base_fd = open(p->base_img, O_RDONLY)) == -1)
+			return sbx_err_sys(e, SBX_EX_OSERR, "%s", p->base_img);
+		return 0;
+	}
+	/* The clone's own copies of the writable layer and the RAM. */
+	snprintf(from, sizeof from, "%s/disk.img", ckpt);
+	if (vm_copy_sparse(from, p->disk, 0600, l->uid, e) == -1)
+		return -1;
+	snprintf(from, sizeof from, "%s/ram", ckpt);
+	if (vm_ram(s, m, p, l->uid, from, cg, e) == -1)
+		return -1;
+	/* the base, read-only, a name of the sandbox's own (its next snapshot
+	 * copies it; retention may take the checkpoint's) */
+	snprintf(from, sizeof from, "%s/base.img", ckpt);
+	snprintf(state, sizeof state, "%s/state", ckpt);
+	if ((l->base_fd = vm_open_file(from, e)) == -1 ||
+	    (l->state_fd = vm_open_file(state, e)) == -1)
+		return -1;
+	snprintf(state, sizeof state, "/proc/self/fd/%d", l->base_fd);
+	if (linkat(AT_FDCWD, state, AT_FDCWD, p->base_img, AT_SYMLINK_FOLLOW) == -1 &&
+	    vm_copy_sparse(from, p->base_img, 0644, 0, e) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * The VMM started: its checkpoint loaded (l->state_fd), its agent answering;
+ * a fresh boot saved as the boot snapshot boot (unless ""), the sandbox's
+ * setup given; a clone's processes thawed (thaw), the runs whose callers
+ * were the parent's detached.
+ */
+static int
+vm_come_up(const struct sbx_manifest *m, const struct vm_paths *p, const struct vm_launch *l,
+    const char *boot, int thaw, char *release, size_t size, double deadline,
+    struct sbx_err *e)
+{
+	char tail[300];
+	int fd;
+
+	if (l->state_fd != -1 && vm_incoming(p, l->state_fd, deadline, e) == -1) {
+		log_tail(p->log, tail, sizeof tail);
+		if (tail[0])
+			sbx_err_prefix(e, "the VM did not resume (its log: %s)", tail);
+		return -1;
+	}
+	if ((fd = vm_agent_open(p, 0, deadline, release, size, e)) == -1) {
+		log_tail(p->log, tail, sizeof tail);
+		if (tail[0])
+			sbx_err_prefix(e, "the VM did not come up (its log: %s)", tail);
+		return -1;
+	}
+	/* Booted, the agent answering, nothing of the sandbox's yet: what the
+	 * next sandbox of the same makes starts from. A failure costs only that. */
+	if (boot[0]) {
+		struct sbx_err be;
+
+		close(fd);
+		vm_boot_save(m, p, boot, &be);
+		if ((fd = vm_agent_open(p, 0, deadline, NULL, 0, e)) == -1)
+			return -1;
+	}
+	if (vm_agent_setup(fd, m, e) == -1) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return thaw ? vm_agent_freeze(p, 0, 1, e) : 0;
+}
+
 int
 vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, struct sbx_err *e)
 {
@@ -1065,17 +1149,17 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 	struct sbx_cg_host h;
 	struct sbx_cgroup cg;
 	struct sbx_cg_limits lim = { 0 };
-	char spec[4096], kpath[1200], release[128], tail[300], from[1300], boot[1200] = "";
+	char spec[4096], kpath[1200], release[128], from[1300], boot[1200] = "";
 	const char *bootenv = getenv("SBX_VM_BOOT_TIMEOUT");
 	double boot_s = bootenv && *bootenv ? atof(bootenv) : 300, deadline;
 	struct sbx_err ignored;
 	pid_t pid;
-	int fd, state_fd = -1, disk_base = ckpt != NULL || vm_disk_base(m), from_boot = 0;
+	int disk_base = ckpt != NULL || vm_disk_base(m), from_boot = 0;
 
 	m->has_rt = 1;
 	memset(&lw, 0, sizeof lw);
 	memset(&l, 0, sizeof l);
-	l.kernel_fd = l.initrd_fd = l.disk_fd = l.log_fd = l.base_fd = -1;
+	l.kernel_fd = l.initrd_fd = l.disk_fd = l.log_fd = l.base_fd = l.state_fd = -1;
 	if (vm_kit(s, l.kit, sizeof l.kit, e) == -1 || oci_find("qemu-system-x86_64", l.qemu,
 	    sizeof l.qemu) == -1 || vm_initrd(s, l.kit, l.initrd, sizeof l.initrd, e) == -1 ||
 	    sbx_tier_pick_ids(s, m, e) == -1 || vm_paths(s, m, &p, e) == -1)
@@ -1118,39 +1202,8 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 		goto fail_limits;
 	if (vm_dir(s, &p, l.uid, e) == -1)
 		goto fail;
-	if (ckpt != NULL) {
-		/* The clone's own copies of the writable layer and the RAM; the
-		 * base is the checkpoint's, read-only. */
-		snprintf(from, sizeof from, "%s/disk.img", ckpt);
-		if (vm_copy_sparse(from, p.disk, 0600, l.uid, e) == -1)
-			goto fail;
-		snprintf(from, sizeof from, "%s/ram", ckpt);
-		if (vm_ram(s, m, &p, l.uid, from, &cg, e) == -1)
-			goto fail;
-		/* the base, read-only, a name of the sandbox's own (its next
-		 * snapshot copies it; retention may take the checkpoint's) */
-		snprintf(from, sizeof from, "%s/base.img", ckpt);
-		snprintf(kpath, sizeof kpath, "%s/state", ckpt);
-		if ((l.base_fd = vm_open_file(from, e)) == -1 || (state_fd = vm_open_file(kpath,
-		    e)) == -1)
-			goto fail;
-		snprintf(from, sizeof from, "/proc/self/fd/%d", l.base_fd);
-		if (linkat(AT_FDCWD, from, AT_FDCWD, p.base_img, AT_SYMLINK_FOLLOW) == -1) {
-			snprintf(from, sizeof from, "%s/base.img", ckpt);
-			if (vm_copy_sparse(from, p.base_img, 0644, 0, e) == -1)
-				goto fail;
-		}
-	} else {
-		if (vm_disk(m, &p, l.uid, e) == -1)
-			goto fail;
-		if (disk_base && (vm_base_image(m, &p, l.uid, e) == -1 ||
-		    vm_ram(s, m, &p, l.uid, NULL, &cg, e) == -1))
-			goto fail;
-		if (disk_base && (l.base_fd = open(p.base_img, O_RDONLY)) == -1) {
-			sbx_err_sys(e, SBX_EX_OSERR, "%s", p.base_img);
-			goto fail;
-		}
-	}
+	if (vm_files(s, m, &p, &l, &cg, ckpt, e) == -1)
+		goto fail;
 	snprintf(kpath, sizeof kpath, "%s/vmlinuz", l.kit);
 	if ((l.kernel_fd = open(kpath, O_RDONLY)) == -1 || (l.initrd_fd = open(l.initrd,
 	    O_RDONLY)) == -1 || (l.disk_fd = open(p.disk, O_RDWR)) == -1 ||
@@ -1168,36 +1221,8 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 		goto fail;
 	}
 	deadline = sbx_monotonic() + boot_s;
-	if (state_fd != -1 && vm_incoming(&p, state_fd, deadline, e) == -1) {
-		log_tail(p.log, tail, sizeof tail);
-		if (tail[0])
-			sbx_err_prefix(e, "the VM did not resume (its log: %s)", tail);
-		goto fail;
-	}
-	if ((fd = vm_agent_open(&p, 0, deadline, release, sizeof release, e)) == -1) {
-		log_tail(p.log, tail, sizeof tail);
-		if (tail[0])
-			sbx_err_prefix(e, "the VM did not come up (its log: %s)", tail);
-		goto fail;
-	}
-	/* Booted, the agent answering, nothing of the sandbox's yet: what the
-	 * next sandbox of the same makes starts from. A failure costs only that. */
-	if (boot[0] && !from_boot) {
-		struct sbx_err be;
-
-		close(fd);
-		vm_boot_save(m, &p, boot, &be);
-		if ((fd = vm_agent_open(&p, 0, deadline, NULL, 0, e)) == -1)
-			goto fail;
-	}
-	if (vm_agent_setup(fd, m, e) == -1) {
-		close(fd);
-		goto fail;
-	}
-	close(fd);
-	/* A clone's processes were frozen for the snapshot: they go on now,
-	 * the runs whose callers were the parent's detached. */
-	if (ckpt != NULL && !from_boot && vm_agent_freeze(&p, 0, 1, e) == -1)
+	if (vm_come_up(m, &p, &l, from_boot ? "" : boot, ckpt != NULL && !from_boot, release,
+	    sizeof release, deadline, e) == -1)
 		goto fail;
 	if (from_boot && sbx_rt_set_str(m, "started_from", "boot snapshot") == -1) {
 		sbx_err_oom(e);
@@ -1211,13 +1236,13 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 		sbx_err_oom(e);
 		goto fail;
 	}
-	vm_launch_close(&l, state_fd);
+	vm_launch_close(&l);
 	sbx_lowers_free(&lw);
 	return 0;
 fail_limits:
 	sbx_err_prefix(e, "resource_allocation cannot be enforced");
 fail:
-	vm_launch_close(&l, state_fd);
+	vm_launch_close(&l);
 	sbx_lowers_free(&lw);
 	vm_teardown(s, m, &ignored);
 	return -1;

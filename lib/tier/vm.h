@@ -8,6 +8,8 @@
 #ifndef SBX_VM_H
 #define SBX_VM_H
 
+#include <sys/types.h>
+
 #include "driver.h"
 #include "sha256.h"
 #include "vm_proto.h"

@@ -170,6 +170,22 @@ vm_agent_setup(int fd, const struct sbx_manifest *m, struct sbx_err *e)
 	return expect(fd, VM_OK, NULL, 0, "answer to its setup", e);
 }
 
+/* The lock file at path, held (waited for). */
+static int
+lock_wait(const char *path, struct sbx_err *e)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "%s", path);
+	while (flock(fd, LOCK_EX) == -1)
+		if (errno != EINTR) {
+			close(fd);
+			return sbx_err_sys(e, SBX_EX_OSERR, "%s", path);
+		}
+	return fd;
+}
+
 /* A free port's lock (held while its session lasts), or wait for one. */
 static int
 lock_port(const struct vm_paths *p, int *n, struct sbx_err *e)
@@ -189,14 +205,7 @@ lock_port(const struct vm_paths *p, int *n, struct sbx_err *e)
 	}
 	*n = (int)(getpid() % VM_PORTS);
 	snprintf(path, sizeof path, "%s.%d", p->lock, *n);
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "%s", path);
-	while (flock(fd, LOCK_EX) == -1)
-		if (errno != EINTR) {
-			close(fd);
-			return sbx_err_sys(e, SBX_EX_OSERR, "%s", path);
-		}
-	return fd;
+	return lock_wait(path, e);
 }
 
 /* The control port's lock (sbx's own requests take turns there). */
@@ -204,18 +213,10 @@ static int
 lock_ctl(const struct vm_paths *p, int *n, struct sbx_err *e)
 {
 	char path[1300];
-	int fd;
 
 	*n = VM_CTL;
 	snprintf(path, sizeof path, "%s.ctl", p->lock);
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "%s", path);
-	while (flock(fd, LOCK_EX) == -1)
-		if (errno != EINTR) {
-			close(fd);
-			return sbx_err_sys(e, SBX_EX_OSERR, "%s", path);
-		}
-	return fd;
+	return lock_wait(path, e);
 }
 
 int

@@ -50,6 +50,22 @@ def tier_rows(tier, runs):
             f"{tier}: one-shot sbx-run -m": hf[0],
             f"{tier}: exec into a live sandbox": hf[1]}
 
+def memory_rows(sid, runs):
+    """Checkpoint sid, restore and fork 4 from it, runs times, each timed; the size."""
+    ck, rs, fk, size = [], [], [], 0
+    for _ in range(runs):
+        a = time.perf_counter(); snap = sh("sbx-snap", sid); ck.append(time.perf_counter() - a)
+        meta = json.loads(sh("sbx-snap", "inspect", "-o", "json", snap))
+        size = meta.get("checkpoint", {}).get("size", 0)
+        a = time.perf_counter(); kid = sh("sbx-snap", "restore", snap)
+        rs.append(time.perf_counter() - a)
+        sh("sbx-gc", kid)
+        a = time.perf_counter(); kids = sh("sbx-fork", "-n", "4", snap).split()
+        fk.append(time.perf_counter() - a)
+        sh("sbx-gc", *kids)
+        sh("sbx-snap", "remove", snap)
+    return ck, rs, fk, size
+
 def gvisor_memory(runs):
     """runsc: checkpoint, restore and fork of 4, each timed; the checkpoint's size."""
     m = manifest("runsc", "snapshot: {enabled: true}\nfork: {max_fork_factor: 64}\n")
@@ -59,21 +75,8 @@ def gvisor_memory(runs):
                       "import time\nx = bytearray(32 << 20)\nwhile True: time.sleep(1)"],
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(3)
-    snaps, ck, rs, fk, size = [], [], [], [], 0
-    for _ in range(runs):
-        a = time.perf_counter(); snap = sh("sbx-snap", sid); ck.append(time.perf_counter() - a)
-        snaps.append(snap)
-        meta = json.loads(sh("sbx-snap", "inspect", "-o", "json", snap))
-        size = meta.get("checkpoint", {}).get("size", 0)
-        a = time.perf_counter(); kid = sh("sbx-snap", "restore", snap)
-        rs.append(time.perf_counter() - a)
-        sh("sbx-gc", kid)
-        a = time.perf_counter(); kids = sh("sbx-fork", "-n", "4", snap).split()
-        fk.append(time.perf_counter() - a)
-        sh("sbx-gc", *kids)
+    ck, rs, fk, size = memory_rows(sid, runs)
     sh("sbx-gc", sid)
-    for s in snaps:
-        sh("sbx-snap", "remove", s)
     return {"runsc: checkpoint (sbx-snap, memory)": ck,
             "runsc: restore from the checkpoint": rs,
             "runsc: fork of 4 children": fk}, size
@@ -116,18 +119,7 @@ def microvm(runs):
     ex = loop(lambda: subprocess.run(["sbx-run", sid, "--", "true"], check=True), runs * 4)
     subprocess.Popen(["sbx-run", "-d", sid, "--", "sh", "-c", "while :; do sleep 1; done"],
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).wait()
-    ck, rs, fk, size = [], [], [], 0
-    for _ in range(runs):
-        a = time.perf_counter(); snap = sh("sbx-snap", sid); ck.append(time.perf_counter() - a)
-        meta = json.loads(sh("sbx-snap", "inspect", "-o", "json", snap))
-        size = meta.get("checkpoint", {}).get("size", 0)
-        a = time.perf_counter(); kid = sh("sbx-snap", "restore", snap)
-        rs.append(time.perf_counter() - a)
-        sh("sbx-gc", kid)
-        a = time.perf_counter(); kids = sh("sbx-fork", "-n", "4", snap).split()
-        fk.append(time.perf_counter() - a)
-        sh("sbx-gc", *kids)
-        sh("sbx-snap", "remove", snap)
+    ck, rs, fk, size = memory_rows(sid, runs)
     sh("sbx-gc", sid)
     shutil.rmtree(rootdir)
     return {"microvm: cold boot, ready to exec": boot,
