@@ -485,7 +485,9 @@ start_counter() {
 	only_memory
 	memory_provision
 	parent=$ID
-	run -0 sbx-run "$parent" -- sh -c 'echo parent > /root/pfile'
+	if [ "$TIER" = microvm ]; then
+		run -0 sbx-run "$parent" -- sh -c 'echo parent > /root/pfile'
+	fi
 	start_counter "$parent"
 	read -r token before <<<"$output"
 	run -0 sbx-snap "$parent"
