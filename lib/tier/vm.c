@@ -524,17 +524,14 @@ vm_tree(const char *dir, struct vm_tree *t)
  * could read, as over 9p, and the image is root's after. */
 static int
 vm_base_image(const struct sbx_manifest *m, const struct vm_paths *p, uid_t uid,
-    struct sbx_err *e)
+    const struct vm_tree *t, struct sbx_err *e)
 {
 	char mkfs[256], size[32], inodes[32], dev[32], root[32];
-	struct vm_tree t;
 	int fd, rfd, st;
 	pid_t pid;
 
-	if (vm_tree(m->rootfs, &t) == -1)
-		return sbx_err_sys(e, SBX_EX_NOINPUT, "rootfs %s", m->rootfs);
-	snprintf(size, sizeof size, "%lldk", t.kb + t.kb / 8 + 16384);
-	snprintf(inodes, sizeof inodes, "%lld", t.inodes + t.inodes / 8 + 1024);
+	snprintf(size, sizeof size, "%lldk", t->kb + t->kb / 8 + 16384);
+	snprintf(inodes, sizeof inodes, "%lld", t->inodes + t->inodes / 8 + 1024);
 	if ((fd = open(p->base_img, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600)) == -1)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->base_img);
 	if (fchown(fd, uid, uid) == -1) {
@@ -724,6 +721,7 @@ struct vm_launch {
 	int kernel_fd, initrd_fd, disk_fd, log_fd;
 	int base_fd;             /* the base as a disk (vm_disk_base), else -1: 9p */
 	int state_fd;            /* a checkpoint's device state, else -1 */
+	struct vm_tree root;     /* a new disk base's tree, walked once */
 	int incoming;            /* restored from a checkpoint: -incoming defer */
 	uid_t uid;
 };
@@ -949,21 +947,18 @@ static int
 vm_boot_path(const struct sbx_store *s, const struct sbx_manifest *m, const struct vm_launch *l,
     char *boot, size_t size, struct sbx_err *e)
 {
-	struct vm_tree t;
 	struct sbx_sha256 c;
 	struct stat st;
 	unsigned char d[32];
 	char text[3000], hex[33];
 
-	if (vm_tree(m->rootfs, &t) == -1)
-		return sbx_err_sys(e, SBX_EX_NOINPUT, "rootfs %s", m->rootfs);
 	if (stat(l->qemu, &st) == -1)
 		return sbx_err_sys(e, SBX_EX_UNAVAILABLE, "%s", l->qemu);
 	snprintf(text, sizeof text, "kit %s\ninitrd %s\nqemu %s %lld %lld\naccel %s\nvcpus %d\n"
 	    "memory %lld\ndisk %lld\nro %d\nroot %s %s\n", l->kit, l->initrd, l->qemu,
 	    (long long)st.st_size, (long long)st.st_mtim.tv_sec, l->accel, vm_vcpus(m),
 	    vm_memory_mb(m), vm_disk_mb(m),
-	    m->read_only_root == 1, m->rootfs, t.digest);
+	    m->read_only_root == 1, m->rootfs, l->root.digest);
 	sbx_sha256_init(&c);
 	sbx_sha256_update(&c, text, strlen(text));
 	sbx_sha256_final(&c, d);
@@ -1069,7 +1064,7 @@ vm_files(const struct sbx_store *s, const struct sbx_manifest *m, const struct v
 			return -1;
 		if (!vm_disk_base(m))
 			return 0;
-		if (vm_base_image(m, p, l->uid, e) == -1 || vm_ram(s, m, p, l->uid, NULL, cg, e) == -1)
+		if (vm_base_image(m, p, l->uid, &l->root, e) == -1 || vm_ram(s, m, p, l->uid, NULL, cg, e) == -1)
 			return -1;
 		if ((l->base_fd = open(p->base_img, O_RDONLY)) == -1)
 			return sbx_err_sys(e, SBX_EX_OSERR, "%s", p->base_img);
@@ -1166,6 +1161,8 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 		return -1;
 	l.accel = vm_accel(l.qemu, l.kit);
 	l.uid = (uid_t)sbx_rt_int(m, "uid_base");
+	if (ckpt == NULL && disk_base && vm_tree(m->rootfs, &l.root) == -1)
+		return sbx_err_sys(e, SBX_EX_NOINPUT, "rootfs %s", m->rootfs);
 	/* A VM of a root directory starts from its boot snapshot, or makes it. */
 	if (ckpt == NULL && disk_base && !vm_no_boot_snapshot()) {
 		if (vm_boot_path(s, m, &l, boot, sizeof boot, e) == -1)

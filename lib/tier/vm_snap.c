@@ -266,15 +266,14 @@ copy_files(const struct sbx_manifest *m, const struct vm_paths *p, const char *d
 }
 
 int
-vm_save(const struct sbx_manifest *m, const struct vm_paths *pp, const char *dir,
+vm_save(const struct sbx_manifest *m, const struct vm_paths *p, const char *dir,
     struct sbx_err *e)
 {
 	char state[1300], reply[1024];
-	const struct vm_paths p = *pp;
 	struct sbx_err ce;
 	int q, fd = -1, r = -1;
 
-	if ((q = vm_qmp_open(p.qmp, e)) == -1)
+	if ((q = vm_qmp_open(p->qmp, e)) == -1)
 		return -1;
 	snprintf(state, sizeof state, "%s/state", dir);
 	if (vm_qmp_cmd(q, VM_QMP_IGNORE_SHARED, -1, reply, sizeof reply, e) == -1 ||
@@ -294,7 +293,7 @@ vm_save(const struct sbx_manifest *m, const struct vm_paths *pp, const char *dir
 		sbx_err_sys(e, SBX_EX_IOERR, "%s", state);
 		goto out;
 	}
-	r = copy_files(m, &p, dir, e);
+	r = copy_files(m, p, dir, e);
 out:
 	if (fd != -1)
 		close(fd);
