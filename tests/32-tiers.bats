@@ -632,6 +632,18 @@ only_microvm() {
 	[ "$(state "$ID" acceleration)" = "$accel" ]
 }
 
+@test "microvm: a descriptor the caller left open (a root-only file) does not reach the VMM" {
+	only_microvm
+	local fd
+	tier_manifest </dev/null
+	provision "$WORK/m.yaml" 7</etc/shadow
+	pid=$(state "$ID" pid)
+	[ -d "/proc/$pid/fd" ]
+	for fd in "/proc/$pid/fd"/*; do
+		[ "$(readlink "$fd")" != /etc/shadow ]
+	done
+}
+
 @test "microvm: stdin, stdout and stderr apart; a signal from the caller; the terminal's size and a resize" {
 	only_microvm
 	tier_provision </dev/null

@@ -18,6 +18,7 @@
  * through the agent (vm_agent.c).
  */
 #include <dirent.h>
+#include <linux/close_range.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -33,6 +34,7 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -518,6 +520,19 @@ vm_tree(const char *dir, struct vm_tree *t)
 	return r;
 }
 
+/* In a child before it execs: every descriptor but 0, 1, 2 and the n in
+ * keep (-1s skipped) closed at the exec, the caller's among them. */
+static void
+vm_keep_fds(const int *keep, size_t n)
+{
+	size_t i;
+
+	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+	for (i = 0; i < n; i++)
+		if (keep[i] > 2)
+			fcntl(keep[i], F_SETFD, 0);
+}
+
 /* The root directory (rootfs: DIR) as a read-only ext4 image: mkfs.ext4 -d,
  * with room for its tree and no more (the guest mounts it read-only). It
  * reads the tree as uid, so that the guest gets what the sandbox's users
@@ -555,6 +570,11 @@ vm_base_image(const struct sbx_manifest *m, const struct vm_paths *p, uid_t uid,
 		if (setgroups(0, NULL) == -1 || setresgid(uid, uid, uid) == -1 ||
 		    setresuid(uid, uid, uid) == -1 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1)
 			_exit(126);
+		{
+			const int keep[] = { fd, rfd };
+
+			vm_keep_fds(keep, 2);
+		}
 		execl(mkfs, mkfs, "-q", "-F", "-m", "0", "-N", inodes, "-O", "^has_journal",
 		    "-E", "root_owner=0:0", "-d", root, dev, size, (char *)NULL);
 		_exit(127);
@@ -860,6 +880,12 @@ vm_spawn(const struct sbx_manifest *m, const struct vm_paths *p, const struct sb
 			    setresuid(l->uid, l->uid, l->uid) == -1 ||
 			    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 				_exit(71);
+			{
+				const int keep[] = { l->kernel_fd, l->initrd_fd, l->disk_fd,
+					l->base_fd, l->state_fd };
+
+				vm_keep_fds(keep, sizeof keep / sizeof *keep);
+			}
 			execv(l->qemu, argv);
 			_exit(127);
 		}
