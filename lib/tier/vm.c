@@ -594,53 +594,100 @@ vm_base_image(const struct sbx_manifest *m, const struct vm_paths *p, uid_t uid,
 	return 0;
 }
 
-/* A checkpoint's RAM copied by a child in the sandbox's cgroup, which the
- * tmpfs pages are charged to (as QEMU's would be). */
+/* A checkpoint's file, read-only: a regular file, no link followed (a
+ * checkpoint may come from another host). */
 static int
-vm_ram_copy(const char *from, const char *to, uid_t uid, const struct sbx_cgroup *cg,
+vm_open_file(const char *path, struct sbx_err *e)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW);
+
+	if (fd == -1)
+		return sbx_err_sys(e, SBX_EX_DATAERR, "the memory checkpoint: %s", path);
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return sbx_err_set(e, SBX_EX_DATAERR, "the memory checkpoint: %s is not a regular "
+		    "file", path);
+	}
+	return fd;
+}
+
+/* The RAM file's copier (vm_ram): its process and the pipe its error
+ * comes through, or -1. */
+struct vm_copier {
+	pid_t pid;
+	int fd;
+};
+
+/*
+ * A checkpoint's RAM (in, of size bytes) into the VM's RAM file (out) by a
+ * child in the sandbox's cgroup, which the tmpfs pages are charged to (as
+ * QEMU's would be). It goes on while QEMU starts: QEMU reads no RAM before
+ * the incoming migration, which waits for it (vm_ram_wait).
+ */
+static int
+vm_ram_copy(int in, int out, off_t size, const struct sbx_cgroup *cg, struct vm_copier *c,
     struct sbx_err *e)
 {
-	int pp[2], st;
-	pid_t pid;
-	ssize_t n;
+	int pp[2];
 
 	if (pipe2(pp, O_CLOEXEC) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
-	if ((pid = fork()) == 0) {
+	if ((c->pid = fork()) == 0) {
 		struct sbx_err ce = { 0 };
 		int r;
 
 		close(pp[0]);
-		r = sbx_cgroup_enter(cg, 0, &ce) == -1 ? -1 : vm_copy_sparse(from, to, 0600, uid, &ce);
+		r = sbx_cgroup_enter(cg, 0, &ce);
+		if (r == 0 && (r = vm_copy_fd(in, out, size)) == -1)
+			sbx_err_sys(&ce, SBX_EX_IOERR, "the memory checkpoint's RAM");
 		if (r == -1)
 			(void)!write(pp[1], &ce, sizeof ce);
 		_exit(r == -1);
 	}
 	close(pp[1]);
-	if (pid == -1) {
+	if (c->pid == -1) {
 		close(pp[0]);
 		return sbx_err_sys(e, SBX_EX_OSERR, "fork");
 	}
-	n = read(pp[0], e, sizeof *e);
-	close(pp[0]);
-	if (waitpid(pid, &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	c->fd = pp[0];
+	return 0;
+}
+
+/* The copier done (0), or its error. */
+static int
+vm_ram_wait(struct vm_copier *c, struct sbx_err *e)
+{
+	ssize_t n;
+	int st = 0, r;
+
+	if (c->pid <= 0)
+		return 0;
+	n = read(c->fd, e, sizeof *e);
+	while ((r = (int)waitpid(c->pid, &st, 0)) == -1 && errno == EINTR)
+		;
+	close(c->fd);
+	c->pid = c->fd = -1;
+	if (r == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		if (n != (ssize_t)sizeof *e)
-			sbx_err_set(e, SBX_EX_IOERR, "%s: cannot copy it to %s", from, to);
+			sbx_err_set(e, SBX_EX_IOERR, "the memory checkpoint's RAM: cannot copy it");
 		return -1;
 	}
 	return 0;
 }
 
-/* The guest's RAM, a file of VM_SHM that uid (QEMU) owns: empty, or the
- * checkpoint's copy. VM_SHM is root's: a directory of anyone else's there is
- * refused. */
+/* The guest's RAM, a file of VM_SHM that uid (QEMU) owns, of the VM's
+ * size: empty, or (from, c) a checkpoint's being copied in. VM_SHM is
+ * root's: a directory of anyone else's there is refused. */
 static int
 vm_ram(const struct sbx_store *s, const struct sbx_manifest *m, const struct vm_paths *p,
-    uid_t uid, const char *from, const struct sbx_cgroup *cg, struct sbx_err *e)
+    uid_t uid, const char *from, const struct sbx_cgroup *cg, struct vm_copier *c,
+    struct sbx_err *e)
 {
 	char g[256];
 	struct stat st;
-	int fd;
+	off_t size = (off_t)vm_memory_mb(m) << 20;
+	int fd, in = -1, r;
 
 	snprintf(g, sizeof g, VM_SHM "/%s", s->group);
 	if ((mkdir(VM_SHM, 0711) == -1 && errno != EEXIST) ||
@@ -650,16 +697,26 @@ vm_ram(const struct sbx_store *s, const struct sbx_manifest *m, const struct vm_
 	    (st.st_mode & 022) || lstat(g, &st) == -1 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
 	    (st.st_mode & 022))
 		return sbx_err_set(e, SBX_EX_CANTCREAT, "%s: not a directory of root's alone", g);
-	if (from != NULL)
-		return vm_ram_copy(from, p->ram, uid, cg, e);
-	if ((fd = open(p->ram, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
-		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->ram);
-	if (ftruncate(fd, (off_t)vm_memory_mb(m) << 20) == -1 || fchown(fd, uid, uid) == -1) {
-		close(fd);
-		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->ram);
+	/* a checkpoint's RAM, from elsewhere: a regular file of its own, of
+	 * the VM's size (its vm.conf says so too) */
+	if (from != NULL && (in = vm_open_file(from, e)) == -1)
+		return -1;
+	if (in != -1 && (fstat(in, &st) == -1 || st.st_size != size)) {
+		close(in);
+		return sbx_err_set(e, SBX_EX_DATAERR, "the memory checkpoint: %s is not of the "
+		    "VM's %lld MiB", from, (long long)(size >> 20));
 	}
-	close(fd);
-	return 0;
+	if ((fd = open(p->ram, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1) {
+		r = sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->ram);
+	} else if (ftruncate(fd, size) == -1 || fchown(fd, uid, uid) == -1)
+		r = sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p->ram);
+	else
+		r = in == -1 ? 0 : vm_ram_copy(in, fd, size, cg, c, e);
+	if (fd != -1)
+		close(fd);
+	if (in != -1)
+		close(in);
+	return r;
 }
 
 /* The VM's directory under VM_RUN, the user QEMU runs as its owner. */
@@ -743,6 +800,7 @@ struct vm_launch {
 	int state_fd;            /* a checkpoint's device state, else -1 */
 	struct vm_tree root;     /* a new disk base's tree, walked once */
 	int incoming;            /* restored from a checkpoint: -incoming defer */
+	struct vm_copier ram;    /* the checkpoint's RAM being copied in */
 	uid_t uid;
 };
 
@@ -798,7 +856,7 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 	ARG("-initrd");
 	FMT("/proc/self/fd/%d", l->initrd_fd);
 	ARG("-append");
-	FMT("console=ttyS0 quiet loglevel=1 panic=-1 sbx_vm=1%s%s%s%.0ld",
+	FMT("console=ttyS0 quiet loglevel=1 panic=-1 init_on_free=1 sbx_vm=1%s%s%s%.0ld",
 	    m->read_only_root == 1 ? " sbx_ro=1" : "", l->base_fd != -1 ? " sbx_base=disk" : "",
 	    khz ? " tsc_early_khz=" : "", khz);
 	if (l->base_fd != -1) {
@@ -946,12 +1004,17 @@ vm_launch_close(struct vm_launch *l)
 	int *fds[] = { &l->kernel_fd, &l->initrd_fd, &l->disk_fd, &l->log_fd, &l->base_fd,
 		&l->state_fd };
 	size_t i;
+	struct sbx_err ignored;
 
 	for (i = 0; i < sizeof fds / sizeof *fds; i++)
 		if (*fds[i] != -1) {
 			close(*fds[i]);
 			*fds[i] = -1;
 		}
+	if (l->ram.pid > 0) {
+		kill(l->ram.pid, SIGKILL);
+		vm_ram_wait(&l->ram, &ignored);
+	}
 }
 
 /* SBX_VM_BOOT_SNAPSHOT=0: every VM boots (for tests and comparisons). */
@@ -1025,24 +1088,6 @@ vm_conf_check(const struct sbx_manifest *m, const char *ckpt, const char *accel,
 	return 0;
 }
 
-/* A checkpoint's file, read-only: a regular file, no link followed (a
- * checkpoint may come from another host). */
-static int
-vm_open_file(const char *path, struct sbx_err *e)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW);
-
-	if (fd == -1)
-		return sbx_err_sys(e, SBX_EX_DATAERR, "the memory checkpoint: %s", path);
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return sbx_err_set(e, SBX_EX_DATAERR, "the memory checkpoint: %s is not a regular "
-		    "file", path);
-	}
-	return fd;
-}
-
 /* The restored VM goes on from the checkpoint's migration stream (fd). */
 static int
 vm_incoming(const struct vm_paths *p, int fd, double deadline, struct sbx_err *e)
@@ -1090,7 +1135,8 @@ vm_files(const struct sbx_store *s, const struct sbx_manifest *m, const struct v
 			return -1;
 		if (!vm_disk_base(m))
 			return 0;
-		if (vm_base_image(m, p, l->uid, &l->root, e) == -1 || vm_ram(s, m, p, l->uid, NULL, cg, e) == -1)
+		if (vm_base_image(m, p, l->uid, &l->root, e) == -1 ||
+		    vm_ram(s, m, p, l->uid, NULL, cg, &l->ram, e) == -1)
 			return -1;
 		if ((l->base_fd = open(p->base_img, O_RDONLY)) == -1)
 			return sbx_err_sys(e, SBX_EX_OSERR, "%s", p->base_img);
@@ -1101,7 +1147,7 @@ vm_files(const struct sbx_store *s, const struct sbx_manifest *m, const struct v
 	if (vm_copy_sparse(from, p->disk, 0600, l->uid, e) == -1)
 		return -1;
 	snprintf(from, sizeof from, "%s/ram", ckpt);
-	if (vm_ram(s, m, p, l->uid, from, cg, e) == -1)
+	if (vm_ram(s, m, p, l->uid, from, cg, &l->ram, e) == -1)
 		return -1;
 	/* the base, read-only, a name of the sandbox's own (its next snapshot
 	 * copies it; retention may take the checkpoint's) */
@@ -1118,29 +1164,26 @@ vm_files(const struct sbx_store *s, const struct sbx_manifest *m, const struct v
 }
 
 /*
- * The VMM started: its checkpoint loaded (l->state_fd), its agent answering;
- * a fresh boot saved as the boot snapshot boot (unless ""), the sandbox's
- * setup given; a clone's processes thawed (thaw), the runs whose callers
- * were the parent's detached.
+ * The VMM started: its checkpoint loaded (l->state_fd) once its RAM is in
+ * (l->ram), its agent answering; a fresh boot saved as the boot snapshot
+ * boot (unless ""), the sandbox's setup given with the HELLO; a clone's
+ * processes thawed (thaw), the runs whose callers were the parent's
+ * detached.
  */
 static int
-vm_come_up(const struct sbx_manifest *m, const struct vm_paths *p, const struct vm_launch *l,
+vm_come_up(const struct sbx_manifest *m, const struct vm_paths *p, struct vm_launch *l,
     const char *boot, int thaw, char *release, size_t size, double deadline,
     struct sbx_err *e)
 {
 	char tail[300];
 	int fd;
 
+	if (vm_ram_wait(&l->ram, e) == -1)
+		return -1;
 	if (l->state_fd != -1 && vm_incoming(p, l->state_fd, deadline, e) == -1) {
 		log_tail(p->log, tail, sizeof tail);
 		if (tail[0])
 			sbx_err_prefix(e, "the VM did not resume (its log: %s)", tail);
-		return -1;
-	}
-	if ((fd = vm_agent_open(p, 0, deadline, release, size, e)) == -1) {
-		log_tail(p->log, tail, sizeof tail);
-		if (tail[0])
-			sbx_err_prefix(e, "the VM did not come up (its log: %s)", tail);
 		return -1;
 	}
 	/* Booted, the agent answering, nothing of the sandbox's yet: what the
@@ -1148,17 +1191,19 @@ vm_come_up(const struct sbx_manifest *m, const struct vm_paths *p, const struct 
 	if (boot[0]) {
 		struct sbx_err be;
 
+		if ((fd = vm_agent_open(p, 0, deadline, release, size, e)) == -1)
+			goto gone;
 		close(fd);
 		vm_boot_save(m, p, boot, &be);
-		if ((fd = vm_agent_open(p, 0, deadline, NULL, 0, e)) == -1)
-			return -1;
 	}
-	if (vm_agent_setup(fd, m, e) == -1) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
+	if (vm_agent_setup(p, m, deadline, boot[0] ? NULL : release, size, e) == -1)
+		goto gone;
 	return thaw ? vm_agent_freeze(p, 0, 1, e) : 0;
+gone:
+	log_tail(p->log, tail, sizeof tail);
+	if (tail[0])
+		sbx_err_prefix(e, "the VM did not come up (its log: %s)", tail);
+	return -1;
 }
 
 int
@@ -1181,6 +1226,7 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 	memset(&lw, 0, sizeof lw);
 	memset(&l, 0, sizeof l);
 	l.kernel_fd = l.initrd_fd = l.disk_fd = l.log_fd = l.base_fd = l.state_fd = -1;
+	l.ram.pid = l.ram.fd = -1;
 	if (vm_kit(s, l.kit, sizeof l.kit, e) == -1 || oci_find("qemu-system-x86_64", l.qemu,
 	    sizeof l.qemu) == -1 || vm_initrd(s, l.kit, l.initrd, sizeof l.initrd, e) == -1 ||
 	    sbx_tier_pick_ids(s, m, e) == -1 || vm_paths(s, m, &p, e) == -1)

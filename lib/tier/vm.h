@@ -59,7 +59,10 @@ struct vm_tree {
 	char digest[17];
 };
 int vm_tree(const char *dir, struct vm_tree *t);
-/* vm_snap.c: from to a new file to (mode, owner uid), holes kept. */
+/* vm_snap.c: bytes [0, size) of in to out, which reads as zeros: holes and
+ * pages of zeros stay holes. */
+int vm_copy_fd(int in, int out, off_t size);
+/* vm_snap.c: from to a new file to (mode, owner uid), as vm_copy_fd. */
 int vm_copy_sparse(const char *from, const char *to, mode_t mode, uid_t uid, struct sbx_err *e);
 /* vm_snap.c: the stopped VM's device state, RAM and disks into dir (an
  * empty directory), and the VM goes on. */
@@ -84,8 +87,10 @@ int vm_restore(const struct sbx_store *s, struct sbx_manifest *m, const char *di
  * deadline, sbx_monotonic()); the socket, *release the guest's kernel. */
 int vm_agent_open(const struct vm_paths *p, int n, double deadline, char *release, size_t size,
     struct sbx_err *e);
-/* The sandbox's limits, hostname and a fresh random seed, through fd. */
-int vm_agent_setup(int fd, const struct sbx_manifest *m, struct sbx_err *e);
+/* The sandbox's limits, hostname, clock and a fresh random seed, sent with
+ * the HELLO of a session on port 0 (as vm_agent_open's) and answered. */
+int vm_agent_setup(const struct vm_paths *p, const struct sbx_manifest *m, double deadline,
+    char *release, size_t size, struct sbx_err *e);
 /* What the guest uses now. */
 int vm_agent_stats(const struct vm_paths *p, struct vm_stats *st, struct sbx_err *e);
 /* A QMP command (JSON text) and its answer's first line ("return" or "error"). */

@@ -85,9 +85,19 @@ recv_frame(int fd, double deadline, char **payload, uint32_t *len)
 	return (int)h.type;
 }
 
-int
-vm_agent_open(const struct vm_paths *p, int n, double deadline, char *release, size_t size,
-    struct sbx_err *e)
+/* A request sent with the HELLO, before its answer: one round trip to the
+ * guest less (under TCG each costs some 20 ms). */
+struct vm_req {
+	uint32_t type;
+	const void *payload;
+	size_t len;
+	const void *extra;
+	size_t extra_len;
+};
+
+static int
+agent_open(const struct vm_paths *p, int n, double deadline, const struct vm_req *req,
+    char *release, size_t size, struct sbx_err *e)
 {
 	uint64_t nonce;
 	uint32_t ver = VM_PROTO_VERSION, len;
@@ -104,7 +114,8 @@ vm_agent_open(const struct vm_paths *p, int n, double deadline, char *release, s
 	}
 	memcpy(hello, &nonce, sizeof nonce);
 	memcpy(hello + sizeof nonce, &ver, sizeof ver);
-	if (vm_send(fd, VM_HELLO, hello, sizeof hello, NULL, 0) == -1) {
+	if (vm_send(fd, VM_HELLO, hello, sizeof hello, NULL, 0) == -1 || (req != NULL &&
+	    vm_send(fd, req->type, req->payload, req->len, req->extra, req->extra_len) == -1)) {
 		close(fd);
 		return sbx_err_sys(e, SBX_EX_OSERR, "the guest agent's port %s", p->port[n]);
 	}
@@ -132,6 +143,13 @@ vm_agent_open(const struct vm_paths *p, int n, double deadline, char *release, s
 	return fd;
 }
 
+int
+vm_agent_open(const struct vm_paths *p, int n, double deadline, char *release, size_t size,
+    struct sbx_err *e)
+{
+	return agent_open(p, n, deadline, NULL, release, size, e);
+}
+
 /* Expect one frame of type want within 30 s. */
 static int
 expect(int fd, uint32_t want, void *out, size_t size, const char *what, struct sbx_err *e)
@@ -151,9 +169,12 @@ expect(int fd, uint32_t want, void *out, size_t size, const char *what, struct s
 }
 
 int
-vm_agent_setup(int fd, const struct sbx_manifest *m, struct sbx_err *e)
+vm_agent_setup(const struct vm_paths *p, const struct sbx_manifest *m, double deadline,
+    char *release, size_t size, struct sbx_err *e)
 {
 	struct vm_setup st = { 0 };
+	struct vm_req req = { VM_SETUP, &st, sizeof st, m->sandbox_id, strlen(m->sandbox_id) };
+	int fd, r;
 
 	st.pids_max = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
 	/* No memory.high: with no swap in the guest, its throttling holds a
@@ -165,9 +186,11 @@ vm_agent_setup(int fd, const struct sbx_manifest *m, struct sbx_err *e)
 	if (getrandom(st.seed, sizeof st.seed, 0) != (ssize_t)sizeof st.seed)
 		return sbx_err_sys(e, SBX_EX_OSERR, "getrandom");
 	st.realtime_ns = (int64_t)(sbx_realtime() * 1e9);
-	if (vm_send(fd, VM_SETUP, &st, sizeof st, m->sandbox_id, strlen(m->sandbox_id)) == -1)
-		return sbx_err_sys(e, SBX_EX_OSERR, "the guest agent");
-	return expect(fd, VM_OK, NULL, 0, "answer to its setup", e);
+	if ((fd = agent_open(p, 0, deadline, &req, release, size, e)) == -1)
+		return -1;
+	r = expect(fd, VM_OK, NULL, 0, "answer to its setup", e);
+	close(fd);
+	return r;
 }
 
 /* The lock file at path, held (waited for). */
@@ -222,16 +245,16 @@ lock_ctl(const struct vm_paths *p, int *n, struct sbx_err *e)
 int
 vm_agent_stats(const struct vm_paths *p, struct vm_stats *st, struct sbx_err *e)
 {
+	struct vm_req req = { VM_STAT, NULL, 0, NULL, 0 };
 	int n, lock, fd, r;
 
 	if ((lock = lock_ctl(p, &n, e)) == -1)
 		return -1;
-	if ((fd = vm_agent_open(p, n, sbx_monotonic() + 10, NULL, 0, e)) == -1) {
+	if ((fd = agent_open(p, n, sbx_monotonic() + 10, &req, NULL, 0, e)) == -1) {
 		close(lock);
 		return -1;
 	}
-	r = vm_send(fd, VM_STAT, NULL, 0, NULL, 0) == -1 ? sbx_err_sys(e, SBX_EX_OSERR,
-	    "the guest agent") : expect(fd, VM_STATS, st, sizeof *st, "figures", e);
+	r = expect(fd, VM_STATS, st, sizeof *st, "figures", e);
 	close(fd);
 	close(lock);
 	return r;
@@ -337,16 +360,15 @@ vm_agent_freeze(const struct vm_paths *p, int on, int keep, struct sbx_err *e)
 	char *payload = NULL;
 	uint32_t len = 0;
 	int n, lock, fd, type, r = 0;
+	struct vm_req req = { VM_FREEZE, &f, sizeof f, NULL, 0 };
 
 	if ((lock = lock_ctl(p, &n, e)) == -1)
 		return -1;
-	if ((fd = vm_agent_open(p, n, sbx_monotonic() + 10, NULL, 0, e)) == -1) {
+	if ((fd = agent_open(p, n, sbx_monotonic() + 10, &req, NULL, 0, e)) == -1) {
 		close(lock);
 		return -1;
 	}
-	if (vm_send(fd, VM_FREEZE, &f, sizeof f, NULL, 0) == -1)
-		r = sbx_err_sys(e, SBX_EX_OSERR, "the guest agent");
-	else if ((type = recv_frame(fd, sbx_monotonic() + 30, &payload, &len)) == VM_FAILED &&
+	if ((type = recv_frame(fd, sbx_monotonic() + 30, &payload, &len)) == VM_FAILED &&
 	    len > sizeof(int32_t))
 		r = sbx_err_set(e, SBX_EX_OSERR, "the guest agent: %s", payload + sizeof(int32_t));
 	else if (type != VM_OK)
@@ -604,6 +626,7 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 {
 	struct vm_paths p;
 	struct vm_run r;
+	struct vm_req req = { VM_EXEC, NULL, 0, NULL, 0 };
 	char *payload;
 	size_t plen = 0;
 	int lock, port = 0, fd, pipefd[2], master = -1, slave = -1, ret;
@@ -618,25 +641,22 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 	if (vm_paths(s, m, &p, e) == -1 || (lock = (flags & VM_EXEC_SYSTEM) ?
 	    lock_ctl(&p, &port, e) : lock_port(&p, &port, e)) == -1)
 		return -1;
-	if ((fd = vm_agent_open(&p, port, sbx_monotonic() + 30, NULL, 0, e)) == -1) {
-		close(lock);
-		return -1;
-	}
 	if ((payload = exec_payload(m, x, x->tty, flags, &plen)) == NULL) {
-		close(fd);
 		close(lock);
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "out of memory (or a command over 1 MiB)");
 	}
 	if (x->tty && open_pty(&master, &slave) == -1) {
 		free(payload);
-		close(fd);
 		close(lock);
 		return sbx_err_sys(e, SBX_EX_RUNFAIL, "sbx-run -t: a terminal");
 	}
 	if (pipe2(pipefd, O_CLOEXEC) == -1) {
 		free(payload);
-		close(fd);
 		close(lock);
+		if (master != -1) {
+			close(master);
+			close(slave);
+		}
 		return sbx_err_sys(e, SBX_EX_RUNFAIL, "pipe");
 	}
 	sbx_supervise_init(&r.sv);
@@ -652,6 +672,21 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 	if (x->starting != NULL)
 		x->starting(x->starting_ctx);
 	sbx_supervise_start(&r.sv, &res->trace);
+	/* the command goes with the HELLO, the run's clock going */
+	req.payload = payload;
+	req.len = plen;
+	fd = agent_open(&p, port, sbx_monotonic() + 30, &req, NULL, 0, e);
+	free(payload);
+	if (fd == -1) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		close(lock);
+		if (master != -1) {
+			close(master);
+			close(slave);
+		}
+		return -1;
+	}
 	if ((pid = fork()) == 0) {
 		int in = 0, out = 1, err = 2;
 
@@ -671,11 +706,8 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 			out = x->stdio[1];
 			err = x->stdio[2];
 		}
-		if (vm_send(fd, VM_EXEC, payload, plen, NULL, 0) == -1)
-			_exit(125);
 		relay(fd, in, out, err, x->tty, pipefd[1]);
 	}
-	free(payload);
 	close(pipefd[1]);
 	close(fd);
 	if (slave != -1)

@@ -34,42 +34,66 @@
 #include "util.h"
 #include "vm.h"
 
+#define VM_PAGE 4096
+
 /* How long the guest may take to pack its writable layer. */
 #define VM_PACK_TIMEOUT_S 600
 
-/* Bytes [at, end) of in to the same place in out: copy_file_range, or
- * (across file systems) read and write. */
+/* Is the page p all zero? */
+static int
+page_zero(const unsigned char *p, size_t n)
+{
+	return p[0] == 0 && memcmp(p, p + 1, n - 1) == 0;
+}
+
+/* Bytes [at, end) of in to the same place in out, which reads as zeros
+ * there: the pages that are not all zero. A guest's RAM is mostly pages
+ * it freed (zeroed, init_on_free) or never touched, which stay holes. */
 static int
 copy_range(int in, int out, off_t at, off_t end)
 {
-	static char buf[1 << 20];
-	int plain = 0;
+	static unsigned char buf[1 << 20];
 
 	while (at < end) {
-		size_t want = (size_t)(end - at);
-		ssize_t n = -1;
+		size_t want = (size_t)(end - at), i, run;
+		ssize_t n = pread(in, buf, want < sizeof buf ? want : sizeof buf, at);
 
-		if (!plain) {
-			off_t o = at;
-
-			n = copy_file_range(in, &(off_t){ at }, out, &o, want, 0);
-			if (n == -1 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-			    errno == EOPNOTSUPP)) {
-				plain = 1;
-				continue;
-			}
-		} else if ((n = pread(in, buf, want < sizeof buf ? want : sizeof buf, at)) > 0 &&
-		    pwrite(out, buf, (size_t)n, at) != n)
-			n = -1;
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == 0)
 			errno = EIO;   /* the file shrank under the copy */
 		if (n <= 0)
 			return -1;
+		for (i = 0; i < (size_t)n; i += run) {
+			size_t page = (size_t)n - i < VM_PAGE ? (size_t)n - i : VM_PAGE;
+			int zero = page_zero(buf + i, page);
+
+			/* a run of pages alike: all zero (skipped) or not (written) */
+			for (run = page; i + run < (size_t)n; run += page) {
+				page = (size_t)n - i - run < VM_PAGE ? (size_t)n - i - run : VM_PAGE;
+				if (page_zero(buf + i + run, page) != zero)
+					break;
+			}
+			if (!zero && pwrite(out, buf + i, run, at + (off_t)i) != (ssize_t)run)
+				return -1;
+		}
 		at += n;
 	}
 	return 0;
+}
+
+int
+vm_copy_fd(int in, int out, off_t size)
+{
+	off_t data = 0, hole;
+
+	while (data < size && (data = lseek(in, data, SEEK_DATA)) != -1) {
+		if ((hole = lseek(in, data, SEEK_HOLE)) == -1 ||
+		    copy_range(in, out, data, hole < size ? hole : size) == -1)
+			return -1;
+		data = hole;
+	}
+	return data == -1 && errno != ENXIO ? -1 : 0;
 }
 
 int
@@ -77,7 +101,6 @@ vm_copy_sparse(const char *from, const char *to, mode_t mode, uid_t uid, struct 
 {
 	int in, out, r = -1;
 	struct stat st;
-	off_t data = 0, hole;
 
 	/* from may be a checkpoint's, which came from elsewhere: a regular
 	 * file of its own, never what a link points to */
@@ -93,23 +116,12 @@ vm_copy_sparse(const char *from, const char *to, mode_t mode, uid_t uid, struct 
 		return -1;
 	}
 	if (ftruncate(out, st.st_size) == -1 || fchown(out, uid, uid) == -1 ||
-	    fchmod(out, mode) == -1) {
+	    fchmod(out, mode) == -1)
 		sbx_err_sys(e, SBX_EX_IOERR, "%s", to);
-		goto out;
-	}
-	while (data < st.st_size && (data = lseek(in, data, SEEK_DATA)) != -1) {
-		if ((hole = lseek(in, data, SEEK_HOLE)) == -1 || copy_range(in, out, data, hole) == -1) {
-			sbx_err_sys(e, SBX_EX_IOERR, "%s to %s", from, to);
-			goto out;
-		}
-		data = hole;
-	}
-	if (data == -1 && errno != ENXIO) {
-		sbx_err_sys(e, SBX_EX_IOERR, "%s", from);
-		goto out;
-	}
-	r = 0;
-out:
+	else if (vm_copy_fd(in, out, st.st_size) == -1)
+		sbx_err_sys(e, SBX_EX_IOERR, "%s to %s", from, to);
+	else
+		r = 0;
 	close(in);
 	close(out);
 	if (r == -1)
