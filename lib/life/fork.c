@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Forks: children of a snapshot, the fork budget, and keeping the winner. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -73,6 +78,93 @@ make_child(const struct sbx_store *s, const char *snap, const char *id,
 	return out;
 }
 
+/*
+ * Children are made side by side, each by a process of its own (a VM's
+ * restore waits on its VMM and its guest much of the time): at most twice
+ * the CPUs at once. A worker's answer: the child's ID, or its error.
+ */
+struct worker {
+	pid_t pid;
+	int fd;
+};
+
+struct worker_answer {
+	int ok;
+	char id[SBX_ID_MAX + 1];
+	struct sbx_err e;
+};
+
+static int
+worker_start(const struct sbx_store *s, const char *snap, const char *id,
+    const struct sbx_manifest *with, struct worker *w, struct sbx_err *e)
+{
+	int pp[2];
+
+	pid_t parent = getpid();
+
+	if (pipe2(pp, O_CLOEXEC) == -1)
+		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
+	if ((w->pid = fork()) == 0) {
+		struct worker_answer a;
+		char *made;
+
+		/* An interrupted fork (a crash, a kill) leaves no worker going on:
+		 * what one had half made, the next sweep takes. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+			_exit(1);
+		memset(&a, 0, sizeof a);
+		close(pp[0]);
+		if ((made = make_child(s, snap, id, with, &a.e)) != NULL) {
+			a.ok = 1;
+			snprintf(a.id, sizeof a.id, "%s", made);
+		}
+		(void)!write(pp[1], &a, sizeof a);
+		_exit(0);
+	}
+	close(pp[1]);
+	if (w->pid == -1) {
+		close(pp[0]);
+		return sbx_err_sys(e, SBX_EX_OSERR, "fork");
+	}
+	w->fd = pp[0];
+	return 0;
+}
+
+/* The worker's child (the caller frees it), or NULL and its error. */
+static char *
+worker_end(struct worker *w, struct sbx_err *e)
+{
+	struct worker_answer a;
+	ssize_t n;
+	int st = 0;
+	char *id = NULL;
+
+	while ((n = read(w->fd, &a, sizeof a)) == -1 && errno == EINTR)
+		;
+	while (waitpid(w->pid, &st, 0) == -1 && errno == EINTR)
+		;
+	close(w->fd);
+	w->pid = -1;
+	if (n != (ssize_t)sizeof a && WIFSIGNALED(st))
+		sbx_err_set(e, SBX_EX_SOFTWARE, "the process making a child was killed (signal %d)",
+		    WTERMSIG(st));
+	else if (n != (ssize_t)sizeof a)
+		sbx_err_set(e, SBX_EX_SOFTWARE, "the process making a child ended before its answer");
+	else if (!a.ok)
+		*e = a.e;
+	else if ((id = strdup(a.id)) == NULL)
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	return id;
+}
+
+static long
+workers_max(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus < 1 ? 1 : cpus > 8 ? 16 : 2 * cpus;
+}
+
 /* A caller's manifest for children: the snapshot is their root, each has its own ID. */
 static int
 check_with(const struct sbx_manifest *with, struct sbx_err *e)
@@ -119,9 +211,10 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 	struct sbx_strv kids = { NULL, 0 };
 	char snap[SBX_ID_MAX + 1], id[SBX_ID_MAX + 1], detail[256];
 	struct sbx_snapshot sn;
-	size_t made = 0, i;
-	long k, fresh = 0;
-	int lock = -1, r = -1;
+	struct worker *w = NULL;
+	struct sbx_err ignored;
+	long k, started, fresh = 0, i;
+	int lock = -1, r = -1, r_err = 0;
 	char *made_now;
 
 	*ids = NULL;
@@ -184,40 +277,54 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 		    "with a larger one)", snap, kids.n, fresh, sn.manifest.max_fork_factor);
 		goto out;
 	}
-	for (k = 0; k < n; k++) {
-		const char *want = NULL;
-
-		if (prefix != NULL || exact != NULL) {
-			if (exact != NULL)
-				snprintf(id, sizeof id, "%s", exact);
-			else
-				snprintf(id, sizeof id, "%s-%ld", prefix, k + 1);
-			want = id;
-			made_now[k] = !sbx_store_exists(s, id);
-		} else {
-			made_now[k] = 1;
-		}
-		if (((*ids)[k] = make_child(s, snap, want, with, e)) == NULL)
-			goto out;
-		made++;
-		sbx_crash_point("fork-child");
+	if ((w = calloc((size_t)n, sizeof *w)) == NULL) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
 	}
+	/* Worker k makes child k; the answers are taken in order, a new
+	 * worker started for each, none after an error. */
+	for (k = 0, started = 0; k < n; k++) {
+		for (; started < n && started < k + workers_max() && r_err == 0; started++) {
+			const char *want = NULL;
+
+			if (prefix != NULL || exact != NULL) {
+				if (exact != NULL)
+					snprintf(id, sizeof id, "%s", exact);
+				else
+					snprintf(id, sizeof id, "%s-%ld", prefix, started + 1);
+				want = id;
+				made_now[started] = !sbx_store_exists(s, id);
+			} else {
+				made_now[started] = 1;
+			}
+			if (worker_start(s, snap, want, with, &w[started], e) == -1) {
+				r_err = 1;
+				break;
+			}
+		}
+		if (k >= started)
+			break;
+		if (((*ids)[k] = worker_end(&w[k], r_err ? &ignored : e)) == NULL)
+			r_err = 1;
+		else
+			sbx_crash_point("fork-child");
+	}
+	if (r_err)
+		goto out;
 	snprintf(detail, sizeof detail, "%ld children of %s", n, snap);
 	sbx_audit(s, src, "fork", "ok", detail, NULL);
 	r = 0;
 out:
 	if (r == -1 && *ids != NULL) {
 		/* Leave nothing half-made behind: the children this call made go. */
-		for (i = 0; i < made; i++)
-			if (made_now[i] && (*ids)[i] != NULL) {
-				struct sbx_err ignored;
-
+		for (i = 0; i < n; i++)
+			if (made_now[i] && (*ids)[i] != NULL)
 				sbx_sandbox_destroy(s, (*ids)[i], &ignored);
-			}
 		free_ids(*ids, (size_t)n);
 		*ids = NULL;
 		sbx_audit(s, src, "fork", "error", e->msg, NULL);
 	}
+	free(w);
 	free(made_now);
 	sbx_strv_free(&kids);
 	sbx_snapshot_free(&sn);
