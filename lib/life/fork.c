@@ -2,6 +2,7 @@
 /* Forks: children of a snapshot, the fork budget, and keeping the winner. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,13 +94,13 @@ struct worker_answer {
 	char id[SBX_ID_MAX + 1];
 	struct sbx_err e;
 };
+_Static_assert(sizeof(struct worker_answer) <= PIPE_BUF, "a worker's answer is one write");
 
 static int
 worker_start(const struct sbx_store *s, const char *snap, const char *id,
     const struct sbx_manifest *with, struct worker *w, struct sbx_err *e)
 {
 	int pp[2];
-
 	pid_t parent = getpid();
 
 	if (pipe2(pp, O_CLOEXEC) == -1)
@@ -139,6 +140,7 @@ worker_end(struct worker *w, struct sbx_err *e)
 	int st = 0;
 	char *id = NULL;
 
+	/* one write of less than PIPE_BUF: the whole answer, or none */
 	while ((n = read(w->fd, &a, sizeof a)) == -1 && errno == EINTR)
 		;
 	while (waitpid(w->pid, &st, 0) == -1 && errno == EINTR)
