@@ -167,6 +167,24 @@ workers_max(void)
 	return cpus < 1 ? 1 : cpus > 8 ? 16 : 2 * cpus;
 }
 
+/* The snapshot's layers and checkpoint in the layer cache (extracted now
+ * if they are not). */
+static int
+warm_cache(const struct sbx_store *s, const char *snap, const struct sbx_snapshot *sn,
+    struct sbx_err *e)
+{
+	char **dirs = NULL, *base = NULL, dir[1200];
+	size_t n = 0, i;
+
+	if (sbx_snapshot_lowers(s, snap, &dirs, &n, &base, e) == -1)
+		return -1;
+	for (i = 0; i < n; i++)
+		free(dirs[i]);
+	free(dirs);
+	free(base);
+	return sn->has_memory ? sbx_snapshot_memory_dir(s, sn, dir, sizeof dir, e) : 0;
+}
+
 /* A caller's manifest for children: the snapshot is their root, each has its own ID. */
 static int
 check_with(const struct sbx_manifest *with, struct sbx_err *e)
@@ -279,6 +297,10 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 		    "with a larger one)", snap, kids.n, fresh, sn.manifest.max_fork_factor);
 		goto out;
 	}
+	/* The layers (and the memory checkpoint) extracted into the cache
+	 * here, once, before the workers would each race to it. */
+	if (warm_cache(s, snap, &sn, e) == -1)
+		goto out;
 	if ((w = calloc((size_t)n, sizeof *w)) == NULL) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		goto out;
