@@ -29,7 +29,7 @@ usage(int code)
 	sbx_usage(code,
 	    "usage: sbx-run [-t] [-e K=V]... [-w DIR] [-u UID[:GID]] [-T SECONDS [-k SECONDS]]\n"
 	    "               [--trace FILE|-] [--snapshot-before] [-o json|yaml [--max-output BYTES]]\n"
-	    "               [-c ID] [-P POLICY] [-d]\n"
+	    "               [-c ID] [-P POLICY] [-d | --once KEY]\n"
 	    "               (ID | - | -m MANIFEST) -- COMMAND [ARG...]\n"
 	    "       sbx-run --session NAME [--restart] [-o json|yaml] [-T SECONDS] ID [-- LINE...]\n"
 	    "       sbx-run --wait RUN [-o json|yaml] [-T SECONDS]\n"
@@ -46,6 +46,7 @@ usage(int code)
 	    "  -o, --output FORMAT      capture stdout and stderr; print one result object\n"
 	    "      --max-output BYTES   with -o: bytes kept of each stream (default 1 MiB)\n"
 	    "  -d, --detach             run in the background; print the run's ID\n"
+	    "      --once KEY           run once for KEY: a repeat replays the recorded result\n"
 	    "      --wait RUN           wait for a background run; its output and status\n"
 	    "      --signal SIG RUN     send INT, TERM or HUP to a background run\n"
 	    "      --session NAME       run the line in persistent shell NAME of the sandbox\n"
@@ -309,7 +310,7 @@ background_verb(const char *wait_run, const char *sig_name, int argc, char **arg
 			errx(SBX_EX_RUNFAIL, "%s", e.msg);
 		return 0;
 	}
-	if (sbx_run_wait(&store, wait_run, timeout_s, &rr, &e) == -1)
+	if (sbx_run_wait(&store, wait_run, timeout_s, NULL, &rr, &e) == -1)
 		errx(SBX_EX_RUNFAIL, "%s", e.msg);
 	status = rr.status;
 	if (print_result(&rr, fmt) == -1)
@@ -319,11 +320,73 @@ background_verb(const char *wait_run, const char *sig_name, int argc, char **arg
 	return status;
 }
 
+static volatile sig_atomic_t forward;
+
+static void
+on_signal(int sig)
+{
+	forward = sig;
+}
+
+/* A caller's key: 1 to 256 bytes, none a control character. */
+static int
+key_valid(const char *key)
+{
+	size_t i, n = strlen(key);
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)key[i] < 0x20 || key[i] == 0x7f)
+			return 0;
+	return n > 0 && n <= 256;
+}
+
+/*
+ * --once KEY: the key's run, started or joined, waited for; what it
+ * recorded is what this prints and exits with, the first time and every
+ * time after. INT, TERM and HUP meanwhile are the run's.
+ */
+static int
+once_verb(const struct sbx_store *s, const char *id, const char *key, const struct sbx_exec *x,
+    size_t limit, enum sbx_format fmt, const char *trace)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct sbx_err e = { 0 };
+	struct sbx_run_result rr;
+	const struct sbx_node *t;
+	char run[SBX_ID_MAX + 1];
+	FILE *f;
+	int status;
+
+	if (!key_valid(key))
+		errx(RUN_USAGE, "--once: the key must be 1 to 256 bytes, none a control character");
+	if (sbx_run_once(s, id, key, x, limit, run, &e) == -1) {
+		warnx("%s: %s", id, e.msg);
+		return e.code == SBX_EX_DATAERR ? SBX_EX_DATAERR : SBX_EX_RUNFAIL;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (sbx_run_wait(s, run, 0, &forward, &rr, &e) == -1)
+		errx(SBX_EX_RUNFAIL, "--once %s: %s; whether the command ran is unknown: "
+		    "another key runs it again", key, e.msg);
+	status = rr.status;
+	if (print_result(&rr, fmt) == -1)
+		status = SBX_EX_RUNFAIL;
+	if (trace != NULL && (t = sbx_node_get(rr.result, "trace")) != NULL) {
+		if ((f = strcmp(trace, "-") == 0 ? stderr : fopen(trace, "we")) == NULL ||
+		    sbx_doc_emit(f, t, SBX_FMT_YAML) == -1 || (f != stderr && fclose(f) == EOF))
+			warn("--trace %s", trace);
+	}
+	sbx_run_result_free(&rr);
+	fflush(stdout);
+	return status;
+}
+
 struct run_opts {
 	struct sbx_exec x;
 	struct sbx_capture cap;
 	enum sbx_format out_fmt;   /* SBX_FMT_ID: the streams are the caller's */
-	const char *manifest, *trace, *wait_run, *sig_name, *session;
+	const char *manifest, *trace, *wait_run, *sig_name, *session, *once;
 	char **env;
 	int snap_before, detach, restart;
 };
@@ -351,6 +414,7 @@ parse_opts(int argc, char *argv[], struct run_opts *o)
 		{ "signal", required_argument, NULL, 'G' },
 		{ "session", required_argument, NULL, 'N' },
 		{ "restart", no_argument, NULL, 'R' },
+		{ "once", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -398,6 +462,7 @@ parse_opts(int argc, char *argv[], struct run_opts *o)
 		case 'G': o->sig_name = optarg; break;
 		case 'N': o->session = optarg; break;
 		case 'R': o->restart = 1; break;
+		case 'O': o->once = optarg; break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
 		default: usage(RUN_USAGE);
@@ -466,6 +531,13 @@ main(int argc, char *argv[])
 	 * statuses (1-124, 126-255) must never be mistaken for ours. */
 	if (sbx_cmd_store(&store, &e) == -1)
 		errx(SBX_EX_RUNFAIL, "state root: %s", e.msg);
+	if (o.once != NULL) {
+		if (o.manifest != NULL || o.detach || o.x.tty || o.snap_before)
+			errx(RUN_USAGE, "--once: not with -m, -d, -t or --snapshot-before");
+		r = once_verb(&store, id, o.once, &o.x, o.cap.limit, o.out_fmt, o.trace);
+		free(o.env);
+		return r;
+	}
 	if (o.manifest != NULL) {
 		if (sbx_manifest_load(o.manifest, &m, &e) == -1)
 			errx(SBX_EX_RUNFAIL, "%s", e.msg);

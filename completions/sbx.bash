@@ -15,7 +15,7 @@ _sbx_prog() {
 	local prog=$1 cur=$2 prev=$3 opts
 	case $prog in
 	sbx-provision) opts="-n --dry-run --no-watchdog -o --output -c --correlation-id -P --policy -h --help -V --version" ;;
-	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -o --output --max-output -d --detach --wait --signal --session --restart -c --correlation-id -P --policy -h --help -V --version" ;;
+	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -o --output --max-output -d --detach --once --wait --signal --session --restart -c --correlation-id -P --policy -h --help -V --version" ;;
 	sbx-snap) opts="--id --no-memory --store -o --output -f --file -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-fork) opts="-n --count --id --select --store -o --output -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-inspect) opts="-o --output --usage -h --help -V --version" ;;
@@ -43,7 +43,7 @@ _sbx_prog() {
 		COMPREPLY=($(compgen -W "INT TERM HUP" -- "$cur"))
 		return ;;
 	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id | -i | --interval | \
-	    --extend | --session | --filter | --id | -n | --count | --keep-last | --max-age | --store | --grace | --max-output | \
+	    --extend | --session | --once | --filter | --id | -n | --count | --keep-last | --max-age | --store | --grace | --max-output | \
 	    --max-sandboxes | --max-file | --max-timeout)
 		return ;;
 	esac

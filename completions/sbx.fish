@@ -35,6 +35,7 @@ complete -c sbx-run -l snapshot-before -d 'snapshot the sandbox before the comma
 complete -c sbx-run -s o -l output -x -a 'json yaml' -d 'capture the streams, print one result object'
 complete -c sbx-run -l max-output -x -d 'with -o: bytes kept of each stream'
 complete -c sbx-run -s d -l detach -d 'run in the background, print the run ID'
+complete -c sbx-run -l once -x -d 'run once for a caller key; a repeat replays the result'
 complete -c sbx-run -l wait -x -d 'wait for a background run'
 complete -c sbx-run -l signal -x -a 'INT TERM HUP' -d 'signal a background run'
 complete -c sbx-run -l session -x -d 'run the line in a persistent shell'

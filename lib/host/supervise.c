@@ -58,6 +58,17 @@ sbx_supervise_catch(struct sbx_supervise *sv)
 }
 
 void
+sbx_supervise_hold(void)
+{
+	struct sigaction sa = { 0 };
+	size_t i;
+
+	sa.sa_handler = on_signal;
+	for (i = 0; i < SBX_ARRAY_LEN(caught_sigs); i++)
+		sigaction(caught_sigs[i], &sa, NULL);
+}
+
+void
 sbx_supervise_release(struct sbx_supervise *sv)
 {
 	size_t i;

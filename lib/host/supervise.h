@@ -82,6 +82,13 @@ void sbx_supervise_catch(struct sbx_supervise *sv);
  */
 int sbx_supervise_run(struct sbx_supervise *sv, int *status, struct sbx_trace *t,
     struct sbx_err *e);
+/*
+ * The same signals caught for good, by a process whose one work is a run
+ * still to come (a background run's supervisor): one that comes before the
+ * run's loop does not end the process, and goes to the command when the
+ * loop begins.
+ */
+void sbx_supervise_hold(void);
 /* The caller's signal dispositions back, as before sbx_supervise_catch. */
 void sbx_supervise_release(struct sbx_supervise *sv);
 

@@ -18,6 +18,8 @@
 #include "background.h"
 #include "capture.h"
 #include "sandbox.h"
+#include "sha256.h"
+#include "supervise.h"
 #include "util.h"
 
 #define RUN_DOC_MAX SBX_DOC_MAX
@@ -136,30 +138,21 @@ run_doc(const char *run, const char *id, const struct sbx_exec *x, pid_t pid)
 	return n;
 }
 
-int
-sbx_run_detach(const struct sbx_store *s, const char *id, const struct sbx_exec *x,
-    size_t limit, char run[SBX_ID_MAX + 1], struct sbx_err *e)
+/*
+ * Start run's supervisor (dir exists): a process of its own session that
+ * writes run.json before it lets go of the caller's descriptors (a lock the
+ * caller holds among them), then runs x.
+ */
+static int
+start_run(const struct sbx_store *s, const char *id, const char *run, const char *dir,
+    const struct sbx_exec *x, size_t limit, struct sbx_err *e)
 {
-	char runs[PATH_MAX], dir[PATH_MAX];
-	struct sbx_manifest m;
+	struct sbx_err ignored;
 	struct sbx_node *doc;
-	pid_t child, pid = -1;
+	pid_t child;
+	char ok = 0;
 	int p[2], st, fd, r;
 
-	if (x->tty)
-		return sbx_err_set(e, SBX_EX_RUNFAIL, "a background run has no terminal");
-	if (sbx_sandbox_view(s, id, &m, e) == -1)
-		return -1;
-	r = m.status == SBX_STATUS_READY || m.status == SBX_STATUS_EXECUTING;
-	sbx_manifest_free(&m);
-	if (!r)
-		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is not ready (sbx-inspect %s)", id);
-	if (sbx_id_new("run-", run, SBX_ID_MAX + 1, e) == -1 ||
-	    sbx_store_path(s, id, "runs", runs, sizeof runs, e) == -1)
-		return -1;
-	snprintf(dir, sizeof dir, "%s/%s", runs, run);
-	if ((mkdir(runs, 0700) == -1 && errno != EEXIST) || mkdir(dir, 0700) == -1)
-		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", dir);
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
 	if ((child = fork()) == -1) {
@@ -173,8 +166,12 @@ sbx_run_detach(const struct sbx_store *s, const char *id, const struct sbx_exec 
 		setsid();
 		if (fork() != 0)
 			_exit(0);
-		pid = getpid();
-		if (write(p[1], &pid, sizeof pid) != sizeof pid)
+		/* Signalled as soon as run.json names it: kept for the command. */
+		sbx_supervise_hold();
+		doc = run_doc(run, id, x, getpid());
+		ok = doc != NULL && write_doc(dir, "run.json", doc, &ignored) == 0;
+		sbx_node_free(doc);
+		if (write(p[1], &ok, 1) != 1 || !ok)
 			_exit(1);
 		if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
 			dup2(fd, 0);
@@ -187,15 +184,44 @@ sbx_run_detach(const struct sbx_store *s, const char *id, const struct sbx_exec 
 	close(p[1]);
 	while (waitpid(child, &st, 0) == -1 && errno == EINTR)
 		;
-	r = (int)read(p[0], &pid, sizeof pid);
+	r = (int)read(p[0], &ok, 1);
 	close(p[0]);
-	if (r != (int)sizeof pid)
+	if (r != 1 || !ok)
 		return sbx_err_set(e, SBX_EX_OSERR, "the background run did not start");
-	if ((doc = run_doc(run, id, x, pid)) == NULL)
-		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-	r = write_doc(dir, "run.json", doc, e);
-	sbx_node_free(doc);
-	return r;
+	return 0;
+}
+
+/* The sandbox can take a run now. */
+static int
+ready(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	struct sbx_manifest m;
+	int r;
+
+	if (sbx_sandbox_view(s, id, &m, e) == -1)
+		return -1;
+	r = m.status == SBX_STATUS_READY || m.status == SBX_STATUS_EXECUTING;
+	sbx_manifest_free(&m);
+	return r ? 0 : sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is not ready (sbx-inspect %s)", id);
+}
+
+int
+sbx_run_detach(const struct sbx_store *s, const char *id, const struct sbx_exec *x,
+    size_t limit, char run[SBX_ID_MAX + 1], struct sbx_err *e)
+{
+	char runs[PATH_MAX], dir[PATH_MAX];
+
+	if (x->tty)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "a background run has no terminal");
+	if (ready(s, id, e) == -1)
+		return -1;
+	if (sbx_id_new("run-", run, SBX_ID_MAX + 1, e) == -1 ||
+	    sbx_store_path(s, id, "runs", runs, sizeof runs, e) == -1)
+		return -1;
+	snprintf(dir, sizeof dir, "%s/%s", runs, run);
+	if ((mkdir(runs, 0700) == -1 && errno != EEXIST) || mkdir(dir, 0700) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", dir);
+	return start_run(s, id, run, dir, x, limit, e);
 }
 
 /* The directory of run, and its sandbox's ID; 66 when there is none. */
@@ -250,13 +276,209 @@ has(const char *dir, const char *name)
 	return access(path, F_OK) == 0;
 }
 
+/* A key's run: "run-" and 16 hex digits of its hash, found like any run's. */
+static void
+once_run_id(const char *key, char run[SBX_ID_MAX + 1])
+{
+	struct sbx_sha256 h;
+	unsigned char d[32];
+
+	sbx_sha256_init(&h);
+	sbx_sha256_update(&h, "sbx-run --once\n", 15);
+	sbx_sha256_update(&h, key, strlen(key));
+	sbx_sha256_final(&h, d);
+	memcpy(run, "run-", 4);
+	sbx_hex(d, 8, run + 4);
+}
+
+static struct sbx_node *
+str_seq(char *const *v, size_t n)
+{
+	struct sbx_node *seq = sbx_node_new(SBX_SEQ);
+	size_t i;
+
+	for (i = 0; seq != NULL && i < n; i++)
+		if (sbx_node_add(seq, NULL, sbx_node_str(v[i])) == -1) {
+			sbx_node_free(seq);
+			return NULL;
+		}
+	return seq;
+}
+
+/* What a key stands for: everything that makes the run what it is. */
+static struct sbx_node *
+once_input(const char *id, const struct sbx_exec *x, size_t limit)
+{
+	struct sbx_node *n = sbx_node_new(SBX_MAP);
+	size_t argc = 0;
+
+	while (x->argv[argc] != NULL)
+		argc++;
+	if (n == NULL || sbx_node_add(n, "sandbox_id", sbx_node_str(id)) == -1 ||
+	    sbx_node_add(n, "command", str_seq(x->argv, argc)) == -1 ||
+	    sbx_node_add(n, "env", str_seq(x->env, x->n_env)) == -1 ||
+	    sbx_node_add(n, "workdir", x->workdir ? sbx_node_str(x->workdir) :
+	    sbx_node_raw("null")) == -1 ||
+	    sbx_node_add(n, "user", x->user ? sbx_node_str(x->user) : sbx_node_raw("null")) == -1 ||
+	    sbx_node_add(n, "timeout_s", sbx_node_num(x->timeout_s)) == -1 ||
+	    sbx_node_add(n, "kill_after_s", sbx_node_num(x->kill_after_s)) == -1 ||
+	    sbx_node_add(n, "max_output", sbx_node_int((long long)limit)) == -1) {
+		sbx_node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+/* Each key of want as once.json in dir recorded it; 65 naming the first that differs. */
+static int
+once_same(const char *dir, const char *key, const char *run, const struct sbx_node *want,
+    struct sbx_err *e)
+{
+	struct sbx_node *doc = read_doc(dir, "once.json", e), *had;
+	char *a = NULL, *b = NULL;
+	size_t i, la, lb;
+	int r = 0;
+
+	if (doc == NULL)
+		return e->code == SBX_EX_NOINPUT ? sbx_err_set(e, SBX_EX_DATAERR,
+		    "%s: %s holds no once.json", key, run) : -1;
+	if (doc_str(doc, "once_key") == NULL || strcmp(doc_str(doc, "once_key"), key) != 0) {
+		sbx_node_free(doc);
+		return sbx_err_set(e, SBX_EX_DATAERR, "%s: %s is the run of another key", key, run);
+	}
+	had = sbx_node_get(doc, "input");
+	for (i = 0; r == 0 && i < want->n; i += 2) {
+		const char *name = want->kids[i]->str;
+		const struct sbx_node *h = had ? sbx_node_get(had, name) : NULL;
+
+		if (sbx_doc_render(want->kids[i + 1], SBX_FMT_JSON, &a, &la) == -1 ||
+		    (h != NULL && sbx_doc_render(h, SBX_FMT_JSON, &b, &lb) == -1))
+			r = sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		else if (h == NULL || strcmp(a, b) != 0)
+			r = sbx_err_set(e, SBX_EX_DATAERR, "--once %s: the key names run %s, whose %s "
+			    "was %s, not %s (one key, one run: another run takes another key)", key, run,
+			    name, b ? b : "unrecorded", a);
+		free(a);
+		free(b);
+		a = b = NULL;
+	}
+	sbx_node_free(doc);
+	return r;
+}
+
+/*
+ * Join run (in dir, with the same input): a run whose supervisor has
+ * written run.json is under way or done; one whose starter holds the lock
+ * is starting; one whose lock is free and has no run.json was never
+ * started (its starter died first), so it is started now.
+ */
+static int
+once_join(const struct sbx_store *s, const char *id, const char *run, const char *dir,
+    const struct sbx_exec *x, size_t limit, struct sbx_err *e)
+{
+	char lock[PATH_MAX];
+	int fd, r = 0;
+
+	if (has(dir, "run.json"))
+		return 0;
+	snprintf(lock, sizeof lock, "%s/once.lock", dir);
+	if ((fd = sbx_lock_file(lock, 1, e)) == -1)
+		return -1;
+	if (!has(dir, "run.json"))
+		r = ready(s, id, e) == -1 ? -1 : start_run(s, id, run, dir, x, limit, e);
+	close(fd);
+	return r;
+}
+
+/* Make run's directory whole (once.json, its lock held) under a temporary
+ * name, then give it its name; 1 when another caller gave it first. */
+static int
+once_make(const struct sbx_store *s, const char *id, const char *run, const char *key,
+    const struct sbx_node *in, const struct sbx_exec *x, size_t limit, struct sbx_err *e)
+{
+	char runs[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX], lock[PATH_MAX + 16];
+	struct sbx_node *doc = sbx_node_new(SBX_MAP);
+	struct sbx_node *copy = NULL;
+	struct sbx_err ignored;
+	char *text = NULL;
+	size_t len;
+	int fd = -1, r = -1;
+
+	if (ready(s, id, e) == -1 || sbx_store_path(s, id, "runs", runs, sizeof runs, e) == -1)
+		goto out;
+	snprintf(tmp, sizeof tmp, "%s/.%s.%ld", runs, run, (long)getpid());
+	snprintf(dir, sizeof dir, "%s/%s", runs, run);
+	/* The input again, as a tree of its own for once.json. */
+	if (doc == NULL || sbx_doc_render(in, SBX_FMT_JSON, &text, &len) == -1 ||
+	    sbx_doc_parse("once input", text, len, &copy, e) == -1 ||
+	    sbx_node_add(doc, "once_key", sbx_node_str(key)) == -1 ||
+	    sbx_node_add(doc, "run_id", sbx_node_str(run)) == -1 ||
+	    sbx_node_add(doc, "input", copy) == -1) {
+		copy = NULL;
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto out;
+	}
+	copy = NULL;
+	sbx_rm_rf(tmp, &ignored);
+	if ((mkdir(runs, 0700) == -1 && errno != EEXIST) || mkdir(tmp, 0700) == -1) {
+		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", tmp);
+		goto out;
+	}
+	snprintf(lock, sizeof lock, "%s/once.lock", tmp);
+	if (write_doc(tmp, "once.json", doc, e) == -1 || (fd = sbx_lock_file(lock, 1, e)) == -1)
+		goto out;
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_NOREPLACE) == -1) {
+		r = errno == EEXIST ? 1 : sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", dir);
+		goto out;
+	}
+	sbx_crash_point("once-made");
+	r = start_run(s, id, run, dir, x, limit, e);
+out:
+	if (fd != -1)
+		close(fd);
+	if (r != 0)
+		sbx_rm_rf(tmp, &ignored);
+	sbx_node_free(copy);
+	sbx_node_free(doc);
+	free(text);
+	return r;
+}
+
+int
+sbx_run_once(const struct sbx_store *s, const char *id, const char *key,
+    const struct sbx_exec *x, size_t limit, char run[SBX_ID_MAX + 1], struct sbx_err *e)
+{
+	char dir[PATH_MAX];
+	struct sbx_node *in;
+	int r = 1, tries;
+
+	if (x->tty)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "a background run has no terminal");
+	memset(run, 0, SBX_ID_MAX + 1);
+	once_run_id(key, run);
+	if ((in = once_input(id, x, limit)) == NULL)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	/* Two callers with one key: one makes the run, the other joins it. */
+	for (tries = 0; r == 1 && tries < 3; tries++) {
+		if (find_run(s, run, dir, sizeof dir, NULL) == 0)
+			r = once_same(dir, key, run, in, e) == -1 ? -1 :
+			    once_join(s, id, run, dir, x, limit, e);
+		else
+			r = once_make(s, id, run, key, in, x, limit, e);
+	}
+	sbx_node_free(in);
+	return r == 1 ? sbx_err_set(e, SBX_EX_TEMPFAIL, "--once %s: busy", key) : r;
+}
+
 int
 sbx_run_wait(const struct sbx_store *s, const char *run, double timeout_s,
-    struct sbx_run_result *r, struct sbx_err *e)
+    volatile sig_atomic_t *forward, struct sbx_run_result *r, struct sbx_err *e)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 8];
+	struct sbx_err ignored;
 	const char *code;
 	double t0 = sbx_monotonic();
+	int sig;
 
 	memset(r, 0, sizeof *r);
 	if (find_run(s, run, dir, sizeof dir, e) == -1)
@@ -268,6 +490,10 @@ sbx_run_wait(const struct sbx_store *s, const char *run, double timeout_s,
 		if (timeout_s > 0 && sbx_monotonic() - t0 >= timeout_s)
 			return sbx_err_set(e, SBX_EX_TEMPFAIL, "%s: still running after %g s", run,
 			    timeout_s);
+		if (forward != NULL && (sig = *forward) != 0) {
+			*forward = 0;
+			sbx_run_signal(s, run, sig, &ignored);
+		}
 		poll(NULL, 0, 20);
 	}
 	if ((r->result = read_doc(dir, "result.json", e)) == NULL)
@@ -353,7 +579,7 @@ sbx_run_list(const struct sbx_store *s, const char *id, struct sbx_node **list,
 	if ((dp = opendir(runs)) == NULL)
 		return 0;  /* no run yet */
 	while ((d = readdir(dp)) != NULL) {
-		struct sbx_node *doc;
+		struct sbx_node *doc, *once;
 		const char *code;
 
 		if (strncmp(d->d_name, "run-", 4) != 0)
@@ -361,6 +587,10 @@ sbx_run_list(const struct sbx_store *s, const char *id, struct sbx_node **list,
 		snprintf(dir, sizeof dir, "%s/%s", runs, d->d_name);
 		if ((doc = read_doc(dir, "run.json", &ignored)) == NULL)
 			continue;
+		if ((once = read_doc(dir, "once.json", &ignored)) != NULL &&
+		    doc_str(once, "once_key") != NULL)
+			sbx_node_add(doc, "once_key", sbx_node_str(doc_str(once, "once_key")));
+		sbx_node_free(once);
 		res = has(dir, "result.json") ? read_doc(dir, "result.json", &ignored) : NULL;
 		code = res ? doc_str(res, "exit_code") : NULL;
 		sbx_node_add(doc, "state", sbx_node_str(res ? "exited" :

@@ -30,6 +30,7 @@ keep(struct sbx_capture *c, struct sbx_stream *st, const char *b, size_t n)
 	st->len += n < room ? n : room;
 	st->buf[st->len] = '\0';
 	st->total += n;
+	sbx_sha256_update(&st->hash, b, n);
 	if (n > room)
 		c->truncated = 1;
 }
@@ -101,6 +102,15 @@ pump_main(void *arg)
 }
 
 static void
+digest(struct sbx_stream *st)
+{
+	unsigned char d[32];
+
+	sbx_sha256_final(&st->hash, d);
+	sbx_hex(d, sizeof d, st->sha256);
+}
+
+static void
 close_all(int *fds, size_t n)
 {
 	size_t i;
@@ -124,6 +134,8 @@ sbx_sandbox_run_capture(const struct sbx_store *s, const char *id, const struct 
 	sbx_trace_init(&res->trace);
 	memset(&c->out, 0, sizeof c->out);
 	memset(&c->err, 0, sizeof c->err);
+	sbx_sha256_init(&c->out.hash);
+	sbx_sha256_init(&c->err.hash);
 	c->truncated = 0;
 	if (x->tty)
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "a captured run has no terminal");
@@ -168,6 +180,8 @@ sbx_sandbox_run_capture(const struct sbx_store *s, const char *id, const struct 
 	fd[0] = fd[3] = fd[5] = fd[7] = -1;
 	pthread_join(t, NULL);
 	close_all(fd, 8);
+	digest(&c->out);
+	digest(&c->err);
 	return r;
 fail:
 	close_all(fd, 8);
@@ -209,6 +223,8 @@ sbx_capture_add(struct sbx_node *n, const struct sbx_capture *c,
 	    add_text(n, "stderr", &c->err) == -1)) ||
 	    sbx_node_add(n, "stdout_bytes", sbx_node_int((long long)c->out.total)) == -1 ||
 	    sbx_node_add(n, "stderr_bytes", sbx_node_int((long long)c->err.total)) == -1 ||
+	    sbx_node_add(n, "stdout_sha256", sbx_node_str(c->out.sha256)) == -1 ||
+	    sbx_node_add(n, "stderr_sha256", sbx_node_str(c->err.sha256)) == -1 ||
 	    sbx_node_add(n, "truncated", sbx_node_bool(c->truncated)) == -1 ||
 	    (error != NULL && sbx_node_add(n, "error", sbx_node_str(error)) == -1) ||
 	    sbx_node_add(n, "trace", sbx_trace_tree(&res->trace)) == -1)

@@ -15,12 +15,15 @@
 #include "doc.h"
 #include "driver.h"
 #include "error.h"
+#include "sha256.h"
 #include "state.h"
 
 struct sbx_stream {
 	char *buf;                 /* the first bytes, NUL-terminated (may hold NULs) */
 	size_t len;                /* bytes in buf */
 	unsigned long long total;  /* bytes the command wrote */
+	struct sbx_sha256 hash;    /* of all of them, kept or not */
+	char sha256[65];           /* its hex digest, once the command has ended */
 };
 
 struct sbx_capture {
@@ -47,7 +50,8 @@ void sbx_capture_free(struct sbx_capture *c);
  * The run's result as one object: exit_code (the status sbx-run exits with),
  * signal (the one that ended the command, or null), stdout and stderr as
  * text (sbx_utf8_text; without streams, not these two), stdout_bytes and
- * stderr_bytes (all the command wrote), truncated, error (error's text,
+ * stderr_bytes (all the command wrote), stdout_sha256 and stderr_sha256
+ * (the SHA-256 of all it wrote to each), truncated, error (error's text,
  * when not NULL) and trace. NULL: out of memory.
  */
 struct sbx_node *sbx_capture_tree(const struct sbx_capture *c, const struct sbx_exec_result *res,
