@@ -13,6 +13,7 @@
 #include "doc.h"
 #include "error.h"
 #include "id.h"
+#include "progress.h"
 
 /* The state root, made if need be, and its audit log: a bad audit setting (a
  * key that cannot be read) stops the tool here, before it acts, rather than
@@ -92,6 +93,33 @@ sbx_record_start(enum sbx_format fmt)
 {
 	if (fmt == SBX_FMT_YAML)
 		fputs("---\n", stdout);
+}
+
+static inline void
+sbx_cmd_progress_failed(void)
+{
+	sbx_progress_end(0);
+}
+
+/*
+ * --progress json|bar|none: how the verb's long work is shown (default: a
+ * bar on a terminal), and SIGINT and SIGTERM stop it at its next safe
+ * point (exit 130, 143). A verb that exits before sbx_progress_end(1) ends
+ * with a "failed" line.
+ */
+static inline void
+sbx_cmd_progress(const char *arg, const char *verb, int phases)
+{
+	enum sbx_progress_mode mode = SBX_PROGRESS_BAR;
+
+	if (arg != NULL && sbx_progress_parse(arg, &mode) == -1)
+		errx(SBX_EX_USAGE, "--progress: '%s' is not json, bar or none", arg);
+	/* A transfer draws its own bar. */
+	if (mode == SBX_PROGRESS_NONE)
+		setenv("SBX_NO_PROGRESS", "1", 1);
+	sbx_progress_start(mode, verb, phases);
+	atexit(sbx_cmd_progress_failed);
+	sbx_interrupt_catch();
 }
 
 /* Flush stdout and report a failed write (a closed pipe, a full disk) as 74. */

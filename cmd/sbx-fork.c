@@ -7,22 +7,25 @@
 #include "policy.h"
 #include "remote.h"
 #include "sandbox.h"
+#include "snapshot.h"
 
 static void __attribute__((noreturn))
 usage(int code)
 {
 	sbx_usage(code,
 	    "usage: sbx-fork [-n N] [--id PREFIX] [-m MANIFEST] [-P POLICY] [--store URL]\n"
-	    "                [-o yaml|json] [-c ID] [SNAP | SANDBOX | -]\n"
-	    "       sbx-fork --select WINNER\n",
+	    "                [-o yaml|json] [--progress json|bar|none] [-c ID] [SNAP | SANDBOX | -]\n"
+	    "       sbx-fork --select WINNER [--id SNAP]\n",
 	    "Make N sandboxes from a snapshot (or a live sandbox, snapshotted first).\n\n"
 	    "  -n, --count N            how many children, 1 to 10000 (default 1)\n"
 	    "  -i, --id PREFIX          name the children PREFIX-1 to PREFIX-N\n"
+	    "                           (with --select: the new head snapshot's ID)\n"
 	    "      --store URL          pull SNAP from this s3:// store when it is not here\n"
 	    "      --select WINNER      keep WINNER's branch, retire its siblings\n"
 	    "  -m, --manifest FILE      the children's manifest instead of the snapshot's\n"
 	    "  -P, --policy FILE        the operator's policy the children are held to\n"
 	    "  -o, --output yaml|json   print the children's state documents\n"
+	    "      --progress MODE      json (lines on stderr), bar (a terminal's) or none\n"
 	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
 	    "  -h, --help               print this help\n"
 	    "  -V, --version            print the version\n");
@@ -40,6 +43,7 @@ main(int argc, char *argv[])
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "correlation-id", required_argument, NULL, 'c' },
+		{ "progress", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -47,7 +51,7 @@ main(int argc, char *argv[])
 	struct sbx_err e = { 0 };
 	struct sbx_store store;
 	enum sbx_format fmt = SBX_FMT_ID;
-	const char *prefix = NULL, *winner = NULL, *url = NULL, *manifest = NULL;
+	const char *prefix = NULL, *winner = NULL, *url = NULL, *manifest = NULL, *progress = NULL;
 	struct sbx_manifest with;
 	char id[SBX_ID_MAX + 1], out[SBX_ID_MAX + 1], **ids, *end;
 	long n = 1, k;
@@ -67,6 +71,7 @@ main(int argc, char *argv[])
 		case 'o': fmt = sbx_opt_format(optarg, SBX_EX_USAGE); break;
 		case 'm': manifest = optarg; break;
 		case 'P': sbx_policy_set_path(optarg); break;
+		case 'G': progress = optarg; break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -78,9 +83,10 @@ main(int argc, char *argv[])
 	if (sbx_cmd_store(&store, &e) == -1)
 		sbx_die(&e, "state root");
 	if (winner != NULL) {
-		if (argc > 0 || prefix != NULL || url != NULL || manifest != NULL)
+		if (argc > 0 || url != NULL || manifest != NULL || progress != NULL)
 			usage(SBX_EX_USAGE);
-		if (sbx_id_check(winner, &e) == -1 || sbx_fork_select(&store, winner, out, &e) == -1)
+		if (sbx_id_check(winner, &e) == -1 || (prefix != NULL && sbx_id_check(prefix, &e) == -1) ||
+		    sbx_fork_select(&store, winner, prefix, out, &e) == -1)
 			sbx_die(&e, winner);
 		printf("%s\n", out);
 		return sbx_flush_stdout();
@@ -96,6 +102,8 @@ main(int argc, char *argv[])
 	}
 	if (url && !sbx_remote_is_s3(url))
 		errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", url);
+	sbx_cmd_progress(progress, "fork", url && !sbx_store_exists(&store, id) &&
+	    !sbx_snapshot_exists(&store, id) ? 5 : 3);
 	/* A snapshot only in the store is pulled first (a sandbox here is forked as ever). */
 	if (url && !sbx_store_exists(&store, id) && sbx_remote_ensure(&store, url, id, &e) == -1)
 		sbx_die(&e, NULL);
@@ -107,6 +115,7 @@ main(int argc, char *argv[])
 		sbx_die(&e, id);
 	if (manifest != NULL)
 		sbx_manifest_free(&with);
+	sbx_progress_end(1);
 	for (k = 0; k < n; k++) {
 		if (fmt == SBX_FMT_ID) {
 			printf("%s\n", ids[k]);

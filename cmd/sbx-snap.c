@@ -18,7 +18,7 @@ usage(int code)
 {
 	sbx_usage(code,
 	    "usage: sbx-snap [create] [--id SNAP] [--no-memory] [-o yaml|json] [-c ID]\n"
-	    "                [SANDBOX | -]\n"
+	    "                [--progress json|bar|none] [SANDBOX | -]\n"
 	    "       sbx-snap list [--store URL] [-o yaml|json]\n"
 	    "       sbx-snap inspect [--store URL] [-o yaml|json] [SNAP | -]\n"
 	    "       sbx-snap verify SNAP...\n"
@@ -38,6 +38,8 @@ usage(int code)
 	    "  -f, --file FILE          export to FILE instead of stdout\n"
 	    "      --store URL          the s3:// store of push, pull, list, inspect, remove,\n"
 	    "                           restore\n"
+	    "      --progress MODE      create, restore, export, import, push, pull: json\n"
+	    "                           (lines on stderr), bar (a terminal's) or none\n"
 	    "  -c, --correlation-id ID  the correlation ID of the audit events\n"
 	    "  -h, --help               print this help\n"
 	    "  -V, --version            print the version\n");
@@ -47,7 +49,7 @@ usage(int code)
 struct args {
 	struct sbx_store store;
 	enum sbx_format fmt;
-	const char *want, *file, *url, *manifest;
+	const char *want, *file, *url, *manifest, *progress;
 	int no_memory;
 	int argc;
 	char **argv;
@@ -307,18 +309,19 @@ static const struct verb {
 	const char *name;
 	int (*run)(struct args *a);
 	int id, file, store, manifest;   /* --id, --file, --store, --manifest */
+	int phases;                      /* of its progress; 0: no --progress */
 } verbs[] = {
-	{ "create", do_create, 1, 0, 0, 0 },
-	{ "list", do_list, 0, 0, 1, 0 },
-	{ "inspect", do_inspect, 0, 0, 1, 0 },
-	{ "verify", do_verify, 0, 0, 0, 0 },
-	{ "remove", do_remove, 0, 0, 1, 0 },
-	{ "restore", do_restore, 1, 0, 1, 1 },
-	{ "export", do_export, 0, 1, 0, 0 },
-	{ "import", do_import, 0, 0, 0, 0 },
-	{ "push", do_push, 0, 0, 1, 0 },
-	{ "pull", do_pull, 0, 0, 1, 0 },
-	{ NULL, NULL, 0, 0, 0, 0 }
+	{ "create", do_create, 1, 0, 0, 0, 4 },
+	{ "list", do_list, 0, 0, 1, 0, 0 },
+	{ "inspect", do_inspect, 0, 0, 1, 0, 0 },
+	{ "verify", do_verify, 0, 0, 0, 0, 0 },
+	{ "remove", do_remove, 0, 0, 1, 0, 0 },
+	{ "restore", do_restore, 1, 0, 1, 1, 3 },
+	{ "export", do_export, 0, 1, 0, 0, 1 },
+	{ "import", do_import, 0, 0, 0, 0, 1 },
+	{ "push", do_push, 0, 0, 1, 0, 2 },
+	{ "pull", do_pull, 0, 0, 1, 0, 2 },
+	{ NULL, NULL, 0, 0, 0, 0, 0 }
 };
 
 int
@@ -332,6 +335,7 @@ main(int argc, char *argv[])
 		{ "manifest", required_argument, NULL, 'm' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "no-memory", no_argument, NULL, 'M' },
+		{ "progress", required_argument, NULL, 'G' },
 		{ "correlation-id", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -351,6 +355,7 @@ main(int argc, char *argv[])
 		case 'm': a.manifest = optarg; break;
 		case 'P': sbx_policy_set_path(optarg); break;
 		case 'M': a.no_memory = 1; break;
+		case 'G': a.progress = optarg; break;
 		case 'c': sbx_audit_set_correlation(optarg); break;
 		case 'h': usage(0);
 		case 'V': sbx_version();
@@ -367,7 +372,8 @@ main(int argc, char *argv[])
 			break;
 		}
 	if ((a.file && !v->file) || (a.want && !v->id) || (a.manifest && !v->manifest) ||
-	    (a.url && !v->store) || (a.no_memory && v->run != do_create))
+	    (a.url && !v->store) || (a.no_memory && v->run != do_create) ||
+	    (a.progress && !v->phases))
 		usage(SBX_EX_USAGE);
 	if (a.url == NULL && (v->run == do_push || v->run == do_pull))
 		errx(SBX_EX_USAGE, "%s: --store URL is required", v->name);
@@ -375,7 +381,12 @@ main(int argc, char *argv[])
 		errx(SBX_EX_USAGE, "--store '%s': not an s3://BUCKET/PREFIX URL", a.url);
 	if (sbx_cmd_store(&a.store, &e) == -1)
 		sbx_die(&e, "state root");
+	if (v->phases)
+		sbx_cmd_progress(a.progress, v->run == do_create ? "snapshot" : v->name,
+		    v->run == do_restore && a.url ? 5 : v->phases);
 	rc = v->run(&a);
+	if (rc == 0)
+		sbx_progress_end(1);
 	r = sbx_flush_stdout();
 	return rc ? rc : r;
 }

@@ -16,8 +16,8 @@ _sbx_prog() {
 	case $prog in
 	sbx-provision) opts="-n --dry-run --no-watchdog -o --output -c --correlation-id -P --policy -h --help -V --version" ;;
 	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -o --output --max-output -d --detach --once --wait --signal --session --restart -c --correlation-id -P --policy -h --help -V --version" ;;
-	sbx-snap) opts="--id --no-memory --store -o --output -f --file -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
-	sbx-fork) opts="-n --count --id --select --store -o --output -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
+	sbx-snap) opts="--id --no-memory --progress --store -o --output -f --file -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
+	sbx-fork) opts="-n --count --id --select --store -o --output --progress -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-inspect) opts="-o --output --usage -h --help -V --version" ;;
 	sbx-ls) opts="-s --snapshots --runs -q --quiet -o --output -f --filter -h --help -V --version" ;;
 	sbx-gc) opts="-n --dry-run --keep-last --max-age --store --grace --verify-audit -c --correlation-id -h --help -V --version" ;;
@@ -41,6 +41,9 @@ _sbx_prog() {
 		return ;;
 	--signal)
 		COMPREPLY=($(compgen -W "INT TERM HUP" -- "$cur"))
+		return ;;
+	--progress)
+		COMPREPLY=($(compgen -W "json bar none" -- "$cur"))
 		return ;;
 	-e | --env | -u | --user | -T | --timeout | -k | --kill-after | -c | --correlation-id | -i | --interval | \
 	    --extend | --session | --once | --filter | --id | -n | --count | --keep-last | --max-age | --store | --grace | --max-output | \

@@ -117,3 +117,180 @@ for l in sys.stdin:
 	run -125 sbx-run --once k-lost "$ID" -- sleep 60
 	[[ $output == *"left no result"*"whether the command ran is unknown"* ]]
 }
+
+# watchdogs PATTERN: how many watchdog processes watch the sandbox named so.
+watchdogs() {
+	ps -eo args= | grep -cx "sbx-watchdog $1" || true
+}
+
+@test "provision, snapshot, fork, restore, select and gc repeated with their keys, after a success and after a SIGKILL at each step: one result each, the same output; a key clash is 65" {
+	local point
+	# provision: the sandbox_id is the key; a half-made one is made whole
+	for point in provision-dir provision-state create-cgroup create-cloned provision-created \
+	    provision-watchdog; do
+		printf 'sandbox_id: key-%s\nread_only_root: false\nresource_allocation: {memory_mb: 128, pids: 32}\nfork: {max_fork_factor: 8}\n' \
+		    "$point" > "$WORK/m.yaml"
+		run -137 env SBX_TEST_CRASH_AT=$point sbx-provision "$WORK/m.yaml"
+		run -0 sbx-provision "$WORK/m.yaml"
+		echo "after a crash at $point"
+		[ "$output" = "key-$point" ]
+		[ "$(state "key-$point" status)" = ready ]
+		run -0 sbx-provision "$WORK/m.yaml"
+		[ "$output" = "key-$point" ]
+		run -0 sbx-run "key-$point" -- true
+		# the watchdog of the half-made one leaves: one watches it
+		for _ in $(seq 50); do [ "$(watchdogs "key-$point")" = 1 ] && break; sleep 0.1; done
+		[ "$(watchdogs "key-$point")" = 1 ]
+	done
+	sed -i 's/pids: 32/pids: 33/' "$WORK/m.yaml"
+	run -65 sbx-provision "$WORK/m.yaml"
+	[[ $output == *"resource_allocation.pids differs"* ]]
+	src=key-provision-dir
+	run -0 sbx-run "$src" -- sh -c 'echo one > /root/f'
+	# snapshot: --id
+	for point in snap-frozen snap-packed snap-layer snap-saved; do
+		run -137 env SBX_TEST_CRASH_AT=$point sbx-snap --id "snap-$point" "$src"
+		run -0 sbx-snap --id "snap-$point" "$src"
+		echo "after a crash at $point"
+		[ "$output" = "snap-$point" ]
+		run -0 sbx-snap --id "snap-$point" "$src"
+		[ "$output" = "snap-$point" ]
+		[ "$(state "$src" status)" = ready ]
+		[ "$(sbx-snap list | grep -c "^snap-$point\$")" = 1 ]
+	done
+	run -0 sbx-snap --id snap-a "$src"
+	run -0 sbx-snap --id snap-a "$src"
+	[ "$output" = snap-a ]
+	run -65 sbx-snap --id snap-a key-provision-state
+	# fork: --id PREFIX
+	for point in cache-extracted fork-child; do
+		run -137 env SBX_TEST_CRASH_AT=$point sbx-fork --id kid -n 2 snap-a
+		echo "after a crash at $point"
+	done
+	run -0 sbx-fork --id kid -n 2 snap-a
+	[ "$output" = "$(printf 'kid-1\nkid-2')" ]
+	run -0 sbx-fork --id kid -n 2 snap-a
+	[ "$output" = "$(printf 'kid-1\nkid-2')" ]
+	[ "$(sbx-ls -q | grep -c '^kid-')" = 2 ]
+	run -0 sbx-run kid-2 -- cat /root/f
+	[ "$output" = one ]
+	run -0 sbx-snap --id snap-b key-provision-state
+	run -65 sbx-fork --id kid -n 2 snap-b
+	[[ $output == *"rootfs differs"* ]]
+	# restore: --id SANDBOX
+	run -0 sbx-snap restore --id back snap-a
+	[ "$output" = back ]
+	run -0 sbx-snap restore --id back snap-a
+	[ "$output" = back ]
+	run -65 sbx-snap restore --id back snap-b
+	# select: --id SNAP, the new head
+	run -0 sbx-fork --select kid-1 --id head
+	[ "$output" = head ]
+	run -0 sbx-fork --select kid-1 --id head
+	[ "$output" = head ]
+	[ -z "$(sbx-ls -q | grep '^kid-2$')" ]
+	[ "$(sbx-snap list | grep -c '^head$')" = 1 ]
+	run -65 sbx-fork --select kid-1 --id snap-b
+	# gc: the sandbox's ID; destroyed already is done
+	for point in destroy-cleanup destroy-killed remove-tombstone; do
+		printf 'sandbox_id: key-%s\n' "$point" > "$WORK/gc.yaml"
+		run -0 sbx-provision "$WORK/gc.yaml"
+		run -0 sbx-run "key-$point" -- sh -c 'sleep 60 > /dev/null 2>&1 &'
+		run -137 env SBX_TEST_CRASH_AT=$point sbx-gc "key-$point"
+		run -0 sbx-gc "key-$point"
+		echo "after a crash at $point"
+		[ "$output" = "key-$point" ]
+		run -0 sbx-gc "key-$point"
+		[ "$output" = "key-$point" ]
+		run -66 sbx-inspect "key-$point"
+	done
+	run -66 sbx-gc never-made
+	# a name destroyed and made again is a sandbox again
+	printf 'sandbox_id: key-destroy-killed\n' > "$WORK/again.yaml"
+	run -0 sbx-provision "$WORK/again.yaml"
+	run -0 sbx-run key-destroy-killed -- true
+}
+
+# progress_ok FILE: every line of FILE is a JSON object of one verb's
+# progress, its percent never falls, and the last says done at 100%.
+progress_ok() {
+	python3 - "$1" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert lines, "no progress lines"
+pc = [l["percent"] for l in lines]
+assert pc == sorted(pc), pc
+assert all(l["elapsed_s"] >= 0 and l["progress"] == lines[0]["progress"] for l in lines)
+assert all("done" in l and "total" in l and "unit" in l for l in lines[:-1])
+last = lines[-1]
+assert last["phase"] == "done" and last["ok"] is True and last["percent"] == 100, last
+print(" ".join(l["phase"] for l in lines))
+PY
+}
+
+@test "--progress json: snapshot, fork, restore, export and import report their phases as JSON lines up to 100%" {
+	printf 'read_only_root: false\n' > "$WORK/w.yaml"
+	provision "$WORK/w.yaml"
+	run -0 sbx-run "$ID" -- sh -c 'head -c 3000000 /dev/urandom > /root/data'
+	sbx-snap --progress json --id p1 "$ID" 2> "$WORK/snap.err" > "$WORK/snap.out"
+	[ "$(cat "$WORK/snap.out")" = p1 ]
+	run -0 progress_ok "$WORK/snap.err"
+	[ "$output" = "freeze memory pack save done" ]
+	sbx-fork --progress json -n 2 p1 2> "$WORK/fork.err" > /dev/null
+	run -0 progress_ok "$WORK/fork.err"
+	[[ $output == "snapshot cache children "*"done" ]]
+	grep -q '"phase":"children","done":2,"total":2,"unit":"sandboxes"' "$WORK/fork.err"
+	sbx-snap restore --progress json p1 2> "$WORK/restore.err" > /dev/null
+	run -0 progress_ok "$WORK/restore.err"
+	sbx-snap export --progress json -f "$WORK/p1.tar" p1 2> "$WORK/export.err"
+	run -0 progress_ok "$WORK/export.err"
+	size=$(python3 -c 'import json,sys; print(max(json.loads(l).get("total") or 0 for l in open(sys.argv[1])))' "$WORK/export.err")
+	[ "$size" -gt 3000000 ]
+	SBX_ROOT=$(mktemp -d /tmp/sbx-test.XXXXXX) sbx-snap import --progress json "$WORK/p1.tar" \
+	    2> "$WORK/import.err" > /dev/null
+	run -0 progress_ok "$WORK/import.err"
+	run -64 sbx-snap list --progress json
+	run -64 sbx-snap --progress fast "$ID"
+}
+
+@test "SIGTERM mid-snapshot and SIGINT mid-fork stop cleanly (143, 130): the sandbox is ready, nothing half made stays, the same command then does the work" {
+	printf 'read_only_root: false\nfork: {max_fork_factor: 8}\n' > "$WORK/w.yaml"
+	provision "$WORK/w.yaml"
+	run -0 sbx-run "$ID" -- sh -c 'echo kept > /root/f'
+	SBX_TEST_PAUSE_AT="snap-frozen:$WORK/go" sbx-snap --progress json --id cut "$ID" \
+	    2> "$WORK/cut.err" &
+	snap=$!
+	TEST_PIDS+=("$snap")
+	until [ -e "$WORK/go.paused" ]; do sleep 0.05; done
+	[ "$(state "$ID" status)" = snapshotting ]
+	kill -TERM "$snap"
+	touch "$WORK/go"
+	rc=0
+	wait "$snap" || rc=$?
+	[ "$rc" = 143 ]
+	grep -q 'interrupted by SIGTERM' "$WORK/cut.err"
+	grep '^{' "$WORK/cut.err" | tail -n 1 | grep -q '"phase":"failed","ok":false'
+	[ -z "$(find "$SBX_ROOT/layers" -name '.tmp-*' -o -name '*.tmp.*' 2>/dev/null)" ]
+	[ "$(state "$ID" status)" = ready ]
+	run -0 timeout 10 sbx-run "$ID" -- cat /root/f
+	[ "$output" = kept ]
+	[ -z "$(sbx-snap list)" ]
+	run -0 sbx-snap --id cut "$ID"
+	[ "$output" = cut ]
+	# a fork stopped before its children are made: none made, the repeat makes them
+	rm -f "$WORK/go" "$WORK/go.paused"
+	SBX_TEST_PAUSE_AT="fork-children:$WORK/go" sbx-fork --id kid -n 3 cut > "$WORK/fork.out" \
+	    2> "$WORK/fork.err" &
+	fork=$!
+	TEST_PIDS+=("$fork")
+	until [ -e "$WORK/go.paused" ]; do sleep 0.05; done
+	kill -INT "$fork"
+	touch "$WORK/go"
+	rc=0
+	wait "$fork" || rc=$?
+	[ "$rc" = 130 ]
+	[ ! -s "$WORK/fork.out" ]
+	[ -z "$(sbx-ls -q | grep '^kid-')" ]
+	run -0 sbx-fork --id kid -n 3 cut
+	[ "$output" = "$(printf 'kid-1\nkid-2\nkid-3')" ]
+}

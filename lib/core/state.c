@@ -209,6 +209,78 @@ sbx_store_remove(const struct sbx_store *s, const char *id, struct sbx_err *e)
 }
 
 static int
+gone_path(const struct sbx_store *s, const char *id, char *p, size_t size)
+{
+	return !sbx_id_valid(id) || snprintf(p, size, "%s/gone/%s", s->root, id) >= (int)size ?
+	    -1 : 0;
+}
+
+int
+sbx_store_mark_gone(const struct sbx_store *s, const char *id)
+{
+	char p[1200];
+	int fd;
+
+	if (gone_path(s, id, p, sizeof p) == -1) {
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(p, sizeof p, "%s/gone", s->root);
+	if (mkdir(p, 0700) == -1 && errno != EEXIST)
+		return -1;
+	gone_path(s, id, p, sizeof p);
+	if ((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
+		return -1;
+	/* Its time is the destroy's, for the prune. */
+	futimens(fd, NULL);
+	return close(fd);
+}
+
+int
+sbx_store_was_gone(const struct sbx_store *s, const char *id)
+{
+	char p[1200];
+	struct stat st;
+
+	return gone_path(s, id, p, sizeof p) == 0 && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void
+sbx_store_unmark_gone(const struct sbx_store *s, const char *id)
+{
+	char p[1200];
+
+	if (gone_path(s, id, p, sizeof p) == 0)
+		unlink(p);
+}
+
+void
+sbx_store_gone_prune(const struct sbx_store *s, double max_age_s, int dry,
+    void (*report)(void *ctx, const char *kind, const char *name), void *ctx)
+{
+	char p[1200];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int dfd;
+
+	snprintf(p, sizeof p, "%s/gone", s->root);
+	if ((d = opendir(p)) == NULL)
+		return;
+	dfd = dirfd(d);
+	while ((de = readdir(d)) != NULL) {
+		if (!sbx_id_valid(de->d_name) ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    sbx_realtime() - (double)st.st_mtime < max_age_s)
+			continue;
+		report(ctx, "gone", de->d_name);
+		if (!dry)
+			unlinkat(dfd, de->d_name, 0);
+	}
+	closedir(d);
+}
+
+static int
 cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

@@ -50,6 +50,18 @@ int sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, stru
 int sbx_state_transition(struct sbx_manifest *m, enum sbx_status to, struct sbx_err *e);
 /* Remove a sandbox's directory (its kernel objects must be gone already). */
 int sbx_store_remove(const struct sbx_store *s, const char *id, struct sbx_err *e);
+/*
+ * Destroyed sandboxes' names, so that a repeated destroy of one (a retried
+ * step) is the success it was: gone/ID in the state root, made before the
+ * sandbox's directory goes, removed when a sandbox of that ID is made
+ * again, pruned by the sweep after a week. Marking returns -1 with errno.
+ */
+int sbx_store_mark_gone(const struct sbx_store *s, const char *id);
+int sbx_store_was_gone(const struct sbx_store *s, const char *id);
+void sbx_store_unmark_gone(const struct sbx_store *s, const char *id);
+/* Marks older than max_age_s removed (each named to report); dry: none. */
+void sbx_store_gone_prune(const struct sbx_store *s, double max_age_s, int dry,
+    void (*report)(void *ctx, const char *kind, const char *name), void *ctx);
 /* The IDs of every sandbox, sorted; caller frees each and the array. */
 int sbx_store_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err *e);
 

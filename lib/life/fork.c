@@ -13,6 +13,7 @@
 
 #include "audit.h"
 #include "fork.h"
+#include "progress.h"
 #include "provision.h"
 #include "sandbox.h"
 #include "snap.h"
@@ -243,6 +244,7 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 	if (prefix != NULL && (strlen(prefix) + 12 > SBX_ID_MAX || !sbx_id_valid(prefix)))
 		return sbx_err_set(e, SBX_EX_DATAERR, "--id '%s': not a valid ID prefix (at most "
 		    "%d characters)", prefix, SBX_ID_MAX - 12);
+	sbx_progress_phase("snapshot", -1, "");
 	if (sbx_snapshot_exists(s, src)) {
 		snprintf(snap, sizeof snap, "%s", src);
 	} else if (sbx_store_exists(s, src)) {
@@ -299,8 +301,11 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 	}
 	/* The layers (and the memory checkpoint) extracted into the cache
 	 * here, once, before the workers would each race to it. */
-	if (warm_cache(s, snap, &sn, e) == -1)
+	sbx_progress_phase("cache", -1, "");
+	if (sbx_interrupt_check(e) == -1 || warm_cache(s, snap, &sn, e) == -1)
 		goto out;
+	sbx_progress_phase("children", n, "sandboxes");
+	sbx_pause_point("fork-children");
 	if ((w = calloc((size_t)n, sizeof *w)) == NULL) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		goto out;
@@ -321,7 +326,9 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 			} else {
 				made_now[started] = 1;
 			}
-			if (worker_start(s, snap, want, with, &w[started], e) == -1) {
+			/* Interrupted: no more started; those under way end, then all go. */
+			if (sbx_interrupt_check(e) == -1 ||
+			    worker_start(s, snap, want, with, &w[started], e) == -1) {
 				r_err = 1;
 				break;
 			}
@@ -332,7 +339,11 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 			r_err = 1;
 		else
 			sbx_crash_point("fork-child");
+		sbx_progress_set(k + 1);
 	}
+	/* A worker may have failed of the signal too: the signal is the answer. */
+	if (r_err && sbx_interrupted())
+		sbx_interrupt_check(e);
 	if (r_err)
 		goto out;
 	snprintf(detail, sizeof detail, "%ld children of %s", n, snap);
@@ -358,10 +369,10 @@ out:
 }
 
 int
-sbx_fork_select(const struct sbx_store *s, const char *winner, char out[SBX_ID_MAX + 1],
-    struct sbx_err *e)
+sbx_fork_select(const struct sbx_store *s, const char *winner, const char *snap_id,
+    char out[SBX_ID_MAX + 1], struct sbx_err *e)
 {
-	struct sbx_snap_opts o = { NULL, "select", 0 };
+	struct sbx_snap_opts o = { snap_id, "select", 0 };
 	struct sbx_manifest m;
 	struct sbx_strv kids = { NULL, 0 };
 	char *parent, detail[512];

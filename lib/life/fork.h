@@ -32,9 +32,12 @@ int sbx_fork_restore(const struct sbx_store *s, const char *snap, const char *id
 /*
  * The merge step: snapshot winner (a sandbox made from a snapshot) as the new
  * head of its lineage, destroy the other live sandboxes made from the same
- * snapshot, record the decision in the audit log. out gets the new snapshot.
+ * snapshot, record the decision in the audit log. out gets the new snapshot,
+ * named snap_id when not NULL: a repeat with it finds that snapshot of winner
+ * made and retires what siblings are left (another sandbox's snapshot under
+ * the ID is 65, as for sbx_snap_create).
  */
-int sbx_fork_select(const struct sbx_store *s, const char *winner, char out[SBX_ID_MAX + 1],
-    struct sbx_err *e);
+int sbx_fork_select(const struct sbx_store *s, const char *winner, const char *snap_id,
+    char out[SBX_ID_MAX + 1], struct sbx_err *e);
 
 #endif

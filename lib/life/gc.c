@@ -18,6 +18,9 @@
 #include "snapshot.h"
 #include "util.h"
 
+/* How long a destroyed sandbox's name is kept for a repeated destroy. */
+#define GONE_KEPT_S (7 * 86400.0)
+
 int
 sbx_gc_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e)
 {
@@ -25,6 +28,9 @@ sbx_gc_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e)
 	long long keep;
 	int before;
 
+	/* Destroyed already (a retried step): done, as it was the first time. */
+	if (!sbx_store_exists(s, id) && sbx_store_was_gone(s, id))
+		return 0;
 	if (sbx_state_load(s, id, &m, e) == -1)
 		return -1;
 	before = m.snapshot.enabled && m.snapshot.before_destroy && m.has_rt;
@@ -126,6 +132,7 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 		free(ids[i]);
 	}
 	free(ids);
+	sbx_store_gone_prune(s, GONE_KEPT_S, dry_run, report, ctx);
 	/* What each tier left behind that no sandbox owns, unless a provision
 	 * may be about to use it. */
 	for (d = sbx_drivers; *d != NULL; d++)

@@ -710,7 +710,7 @@ tool_select(struct session *ss, const struct sbx_node *args, struct sbx_node *ou
 	const char *winner = arg_id(ss, args, "winner", e);
 	char snap[SBX_ID_MAX + 1];
 
-	if (winner == NULL || sbx_fork_select(ss->s, winner, snap, e) == -1)
+	if (winner == NULL || sbx_fork_select(ss->s, winner, NULL, snap, e) == -1)
 		return -1;
 	if (sbx_strv_add(&ss->own, snap) == -1 || add_str(out, "snapshot_id", snap) == -1)
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");

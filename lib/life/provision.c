@@ -90,6 +90,45 @@ provisioned(const struct sbx_store *s, struct sbx_manifest *m, int *existed, str
 	return 0;
 }
 
+/*
+ * A sandbox_id whose provision was killed midway (its directory without a
+ * state, or a state still provisioning) while no tool holds its lock: its
+ * remains go, as the sweep's would, so that the repeat makes it whole
+ * instead of returning it half-made. 75 while a provision of it is at work.
+ */
+static int
+reclaim(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	struct sbx_manifest m;
+	struct sbx_err one;
+	char dir[1200];
+	int lock, r;
+
+	if (sbx_store_path(s, id, NULL, dir, sizeof dir, e) == -1)
+		return -1;
+	if (access(dir, F_OK) == -1)
+		return 0;
+	if (sbx_sandbox_view(s, id, &m, &one) == 0) {
+		r = m.status == SBX_STATUS_PROVISIONING;
+		sbx_manifest_free(&m);
+		if (!r)
+			return 0;
+	} else if (one.code != SBX_EX_NOINPUT) {
+		return 0;  /* what is wrong with it, provisioned() says */
+	}
+	if ((lock = sbx_store_lock(s, id, 1, 0, e)) == -1)
+		return e->code == SBX_EX_TEMPFAIL ? sbx_err_set(e, SBX_EX_TEMPFAIL, "sandbox %s is "
+		    "being created by another tool", id) : -1;
+	if (sbx_store_exists(s, id)) {
+		close(lock);
+		r = sbx_sandbox_destroy(s, id, e);
+	} else {
+		r = sbx_store_remove(s, id, e);
+		close(lock);
+	}
+	return r == -1 ? sbx_err_prefix(e, "the remains of an interrupted provision of %s", id) : 0;
+}
+
 /* A host that cannot enforce a limit the manifest never asked for (the
  * policy's default): say where it came from and how to do without. */
 static int
@@ -162,6 +201,8 @@ sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 		return sbx_err_prefix(e, "security.seccomp");
 	if (dry_run)
 		return 0;
+	if (m->sandbox_id != NULL && reclaim(s, m->sandbox_id, e) == -1)
+		return -1;
 	if (m->sandbox_id != NULL && sbx_store_exists(s, m->sandbox_id))
 		return provisioned(s, m, existed, e);
 	if ((drv = sbx_driver_for(m, e)) == NULL || drv->check(s, m, e) == -1 ||
@@ -182,6 +223,7 @@ sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 			return sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a sandbox ID");
 	}
 	sbx_crash_point("provision-dir");
+	sbx_store_unmark_gone(s, m->sandbox_id);
 	if (sbx_time_set(&m->created_at, now) == -1 ||
 	    sbx_time_set(&m->expires_at, now + (double)m->res.max_wall_clock_s) == -1 ||
 	    sbx_state_transition(m, SBX_STATUS_PROVISIONING, e) == -1 || sbx_state_save(s, m, e) == -1)

@@ -532,6 +532,12 @@ sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e
 	if (sbx_sandbox_teardown(drv, s, &m, e) == -1)
 		goto out;
 	sbx_crash_point("destroy-killed");
+	/* Named as gone before it goes: a destroy repeated after a crash from
+	 * here on is the success it was. A one-shot's ID is nobody's to repeat. */
+	if (!m.rt.one_shot && sbx_store_mark_gone(s, id) == -1) {
+		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s/gone/%s", s->root, id);
+		goto out;
+	}
 	if (sbx_store_remove(s, id, e) == -1)
 		goto out;
 	r = 0;

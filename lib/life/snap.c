@@ -8,6 +8,7 @@
 #include "audit.h"
 #include "driver.h"
 #include "id.h"
+#include "progress.h"
 #include "remote.h"
 #include "sandbox.h"
 #include "snap.h"
@@ -122,6 +123,21 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 			    "sandbox %s", id, sn.source_sandbox);
 			goto out;
 		}
+		/* Saved by a snapshot killed before it gave the sandbox back: given back now. */
+		if (sbx_sandbox_view(s, sid, &m, e) == -1)
+			goto out;
+		if (m.status == SBX_STATUS_SNAPSHOTTING) {
+			if ((drv = sbx_driver_for(&m, e)) == NULL || drv->freeze(&m, 0, e) == -1)
+				goto out;
+			m.status = SBX_STATUS_READY;
+			free(m.snapshot.last_snapshot_id);
+			if ((m.snapshot.last_snapshot_id = strdup(id)) == NULL) {
+				sbx_err_oom(e);
+				goto out;
+			}
+			if (sbx_state_save(s, &m, e) == -1)
+				goto out;
+		}
 		snprintf(out, SBX_ID_MAX + 1, "%s", id);
 		r = 0;
 		goto out;
@@ -148,8 +164,20 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 	}
 	/* A running sandbox is frozen while its layer is read; a paused one is
 	 * frozen already; a terminated one has nothing running. */
+	if (sbx_interrupt_check(e) == -1)
+		goto out;
+	sbx_progress_phase("freeze", -1, "");
 	frozen_at = sbx_realtime();
-	if (m.status == SBX_STATUS_READY || m.status == SBX_STATUS_EXECUTING) {
+	/* A snapshot killed midway left it so (we hold its lock: that one is
+	 * gone); it was ready, and is frozen again and thawed as by this one. */
+	if (m.status == SBX_STATUS_SNAPSHOTTING) {
+		was = SBX_STATUS_READY;
+		if (drv->freeze(&m, 1, e) == -1) {
+			sbx_err_prefix(e, "cannot freeze the sandbox for a consistent snapshot");
+			goto restore;
+		}
+		frozen = 1;
+	} else if (m.status == SBX_STATUS_READY || m.status == SBX_STATUS_EXECUTING) {
 		was = m.status = SBX_STATUS_READY;
 		if (sbx_state_transition(&m, SBX_STATUS_SNAPSHOTTING, e) == -1 ||
 		    sbx_state_save(s, &m, e) == -1)
@@ -175,11 +203,17 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 		goto restore;
 	}
 	/* Memory first: the checkpoint stops the sandbox, and the files are
-	 * read as it left them. */
+	 * read as it left them. Past it, the sandbox runs again before the
+	 * work may stop. */
+	sbx_pause_point("snap-frozen");
+	if (sbx_interrupt_check(e) == -1)
+		goto restore;
+	sbx_progress_phase("memory", -1, "");
 	if (frozen && take_memory(s, drv, &m, opts, ckpt, sizeof ckpt, e) == -1)
 		goto restore;
 	if (ckpt[0] != '\0')
 		frozen = 0;
+	sbx_progress_phase("pack", -1, "bytes");
 	r = sbx_snapshot_capture(s, &m, frozen_at, drv->whole_layer, pack, &pc, &sn, e);
 	if (ckpt[0] != '\0' && drv->restart(s, &m, ckpt, r == 0 ? e : NULL) == -1) {
 		if (r == 0)
@@ -198,6 +232,7 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 		if (drv->freeze(&m, 0, &te) == 0)
 			frozen = 0;
 	}
+	sbx_progress_phase("save", -1, "");
 	if (keep_memory(s, &m, ckpt, &sn, e) == -1 || copy_manifest(&m, &sn.manifest, e) == -1 ||
 	    sbx_snapshot_save(s, &sn, e) == -1)
 		goto restore;

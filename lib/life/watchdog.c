@@ -38,6 +38,7 @@ struct target {
 	double resolve_every;    /* egress_refresh_s for pinned host names, 0: none */
 	double next_resolve;     /* CLOCK_REALTIME seconds */
 	int settled;             /* provision has recorded the runtime state */
+	int solo;                /* the sandbox's own watchdog (not --all) */
 	int done;
 };
 
@@ -64,6 +65,10 @@ refresh(const struct sbx_store *s, struct target *t)
 	if (sbx_state_load(s, t->id, &m, &e) == -1)
 		return 0;   /* mid-write by another tool: next time */
 	if (m.status == SBX_STATUS_TERMINATED || m.status == SBX_STATUS_CLEANUP)
+		t->done = 1;
+	/* Another watchdog named: the sandbox this one was started for was
+	 * killed mid-provision and made again under its ID (by a repeat). */
+	if (t->solo && m.rt.watchdog_pid > 0 && m.rt.watchdog_pid != getpid())
 		t->done = 1;
 	t->settled = m.has_rt && m.status != SBX_STATUS_NONE && m.status != SBX_STATUS_PROVISIONING;
 	t->deadline = m.expires_at && sbx_time_parse(m.expires_at, &until) == 0 ? until : INFINITY;
@@ -192,7 +197,7 @@ nap(double s)
 static int
 watch_one(const struct sbx_store *s, const char *id, double poll)
 {
-	struct target t = { .memfd = -1 };
+	struct target t = { .memfd = -1, .solo = 1 };
 	struct sbx_cg_host h;
 
 	snprintf(t.id, sizeof t.id, "%s", id);
@@ -295,8 +300,11 @@ sbx_watchdog_spawn(const struct sbx_store *s, struct sbx_manifest *m, struct sbx
 		return sbx_err_sys(e, SBX_EX_OSERR, "start the watchdog");
 	if (pid == 0) {
 		/* Detached: its own session, no stdio of the caller, none of its fds (the
-		 * sandbox's lock among them), a cgroup of its own (not the sandbox's). */
+		 * sandbox's lock among them), a cgroup of its own (not the sandbox's),
+		 * the default end at SIGINT and SIGTERM (not a caller's catching). */
 		setsid();
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
 			dup2(fd, 0);
 			dup2(fd, 1);

@@ -19,6 +19,7 @@
 
 #include "archive_dl.h"
 #include "layer.h"
+#include "progress.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -499,6 +500,9 @@ pack_data(struct packer *p, int fd, const struct stat *st, const char *path)
 			if (archive_write_data(p->a, p->buf, (size_t)r) < 0)
 				return ar_fail(p, path);
 			pos += r;
+			sbx_progress_add(r);
+			if (sbx_interrupt_check(p->e) == -1)
+				return -1;
 		}
 	}
 	p->unpacked += st->st_size;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "progress.h"
 #include "remote.h"
 #include "s3.h"
 #include "util.h"
@@ -80,6 +81,23 @@ push_layer(struct sbx_s3 *c, const struct sbx_store *s, const struct sbx_snap_la
 	return r;
 }
 
+/* The bytes of sn's blobs, each once. */
+static long long
+blob_total(const struct sbx_snapshot *sn)
+{
+	const struct sbx_snap_layer *b;
+	long long total = 0;
+	size_t i, k;
+
+	for (i = 0; (b = sbx_snapshot_blob(sn, i, NULL)) != NULL; i++) {
+		for (k = 0; k < i && strcmp(sbx_snapshot_blob(sn, k, NULL)->digest, b->digest) != 0;
+		    k++)
+			;
+		total += k == i ? b->size : 0;
+	}
+	return total;
+}
+
 int
 sbx_remote_push(const struct sbx_store *s, const char *url, const char *id, int *out_layers,
     long long *out_bytes, struct sbx_err *e)
@@ -90,7 +108,7 @@ sbx_remote_push(const struct sbx_store *s, const char *url, const char *id, int 
 	struct sbx_s3 c;
 	char key[128], *buf = NULL;
 	size_t len = 0, i, k;
-	long long bytes = 0;
+	long long bytes = 0, done = 0;
 	int lock, r = -1, n = 0, there;
 	FILE *f;
 
@@ -105,13 +123,18 @@ sbx_remote_push(const struct sbx_store *s, const char *url, const char *id, int 
 		close(lock);
 		return -1;
 	}
+	sbx_progress_phase("layers", blob_total(&sn), "bytes");
 	for (i = 0; (b = sbx_snapshot_blob(&sn, i, &what)) != NULL; i++) {
 		for (k = 0; k < i && strcmp(sbx_snapshot_blob(&sn, k, NULL)->digest, b->digest) != 0;
 		    k++)
 			;
-		if (k == i && push_layer(&c, s, b, what, &n, &bytes, e) == -1)
+		if (sbx_interrupt_check(e) == -1 ||
+		    (k == i && push_layer(&c, s, b, what, &n, &bytes, e) == -1))
 			goto out;
+		done += k == i ? b->size : 0;
+		sbx_progress_set(done);
 	}
+	sbx_progress_phase("metadata", -1, "");
 	sbx_crash_point("push-layers-done");
 	/* Snapshot IDs are random, not unique across hosts: never overwrite
 	 * another snapshot's metadata (the same snapshot again is a no-op). */
@@ -232,12 +255,14 @@ sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
 	struct sbx_snapshot sn;
 	const struct sbx_snap_layer *b;
 	struct sbx_s3 c;
+	long long done = 0, total;
 	size_t i;
 	int lock, r = -1, have;
 
 	/* The operator's policy bounds what the store's layers may expand to. */
 	if (sbx_snapshot_limits(s, e) == -1 || sbx_s3_open(&c, url, e) == -1)
 		return -1;
+	sbx_progress_phase("metadata", -1, "");
 	if (fetch_meta(&c, id, &sn, e) == -1) {
 		sbx_s3_close(&c);
 		return -1;
@@ -248,9 +273,14 @@ sbx_remote_pull(const struct sbx_store *s, const char *url, const char *id,
 		r = have == 1 ? 0 : -1;
 		goto out;
 	}
-	for (i = 0; (b = sbx_snapshot_blob(&sn, i, NULL)) != NULL; i++)
-		if (pull_layer(&c, s, b, e) == -1)
+	total = blob_total(&sn);
+	sbx_progress_phase("layers", total, "bytes");
+	for (i = 0; (b = sbx_snapshot_blob(&sn, i, NULL)) != NULL; i++) {
+		if (sbx_interrupt_check(e) == -1 || pull_layer(&c, s, b, e) == -1)
 			goto out;
+		done += b->size;
+		sbx_progress_set(done < total ? done : total);
+	}
 	sbx_crash_point("pull-layers-done");
 	if (sbx_snapshot_save(s, &sn, e) == -1) {
 		/* Pulled by someone else meanwhile. */

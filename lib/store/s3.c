@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "curl_dl.h"
+#include "progress.h"
 #include "s3.h"
 #include "sha256.h"
 #include "url.h"
@@ -220,7 +221,8 @@ sbx_s3_open(struct sbx_s3 *s, const char *url, struct sbx_err *e)
 		sbx_s3_close(s);
 		return sbx_err_oom(e);
 	}
-	s->progress = isatty(2) && getenv("SBX_NO_PROGRESS") == NULL;
+	/* A bar on a terminal, or the transfer's bytes as the verb's JSON lines. */
+	s->progress = sbx_progress_json() || (isatty(2) && getenv("SBX_NO_PROGRESS") == NULL);
 	return 0;
 }
 
@@ -359,6 +361,10 @@ prog_draw(struct prog *p, long long done, int final)
 	double now = sbx_monotonic(), el = now - p->t0, rate = el > 0 ? done / el : 0;
 	char d[32], t[32], r[32], eta[32] = "";
 
+	if (sbx_progress_json()) {
+		sbx_progress_part(done);
+		return;
+	}
 	if (!final && now - p->last < 0.2)
 		return;
 	p->last = now;
@@ -385,6 +391,8 @@ on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 
 	(void)dltotal;
 	(void)ultotal;
+	if (sbx_interrupted())
+		return 1;    /* curl ends the transfer: CURLE_ABORTED_BY_CALLBACK */
 	if (x->prog && now != x->prog_seen) {
 		pthread_mutex_lock(&x->prog->mu);
 		x->prog->base += now - x->prog_seen;
@@ -746,11 +754,10 @@ attempt(struct sbx_s3 *s, const struct req *r, struct xfer *x, CURLcode *rc, cha
 	set_ptr(c, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	set_ptr(c, CURLOPT_HEADERDATA, x);
-	if (x->prog) {
-		set_long(c, CURLOPT_NOPROGRESS, 0L);
-		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-		set_ptr(c, CURLOPT_XFERINFODATA, x);
-	}
+	/* Always: a SIGINT or SIGTERM ends the transfer there. */
+	set_long(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	set_ptr(c, CURLOPT_XFERINFODATA, x);
 	if (r->body) {
 		curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
 		set_ptr(c, CURLOPT_READDATA, x);
@@ -846,6 +853,8 @@ request_retried(struct sbx_s3 *s, const struct req *r, struct xfer *x, struct sb
 		}
 		if (rc == CURLE_OK && x->status / 100 == 2)
 			return 0;
+		if (sbx_interrupt_check(e) == -1)
+			return -1;
 		if (x->too_big)
 			return sbx_err_set(e, SBX_EX_DATAERR, "%s/%s: larger than the %lld bytes "
 			    "expected", s->url, r->fullkey + strlen(s->prefix),

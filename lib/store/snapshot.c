@@ -12,6 +12,7 @@
 #include "archive_dl.h"
 #include "audit.h"
 #include "policy.h"
+#include "progress.h"
 #include "snapshot.h"
 #include "util.h"
 
@@ -943,9 +944,13 @@ export_entry(struct archive *a, const char *name, int fd, const char *mem, long 
 		r = sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
 	if (r == 0 && fd == -1 && archive_write_data(a, mem, (size_t)size) != size)
 		r = sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
-	while (r == 0 && fd != -1 && (n = read(fd, buf, sizeof buf)) > 0)
+	while (r == 0 && fd != -1 && (n = read(fd, buf, sizeof buf)) > 0) {
 		if (archive_write_data(a, buf, (size_t)n) != n)
 			r = sbx_err_set(e, SBX_EX_IOERR, "export: %s", archive_error_string(a));
+		sbx_progress_add(n);
+		if (r == 0)
+			r = sbx_interrupt_check(e);
+	}
 	archive_entry_free(ent);
 	return r;
 }
@@ -1012,6 +1017,13 @@ sbx_snapshot_export(const struct sbx_store *s, const char *id, int fd, struct sb
 	}
 	if (export_meta(a, &sn, e) == -1)
 		goto out;
+	{
+		long long total = 0;
+
+		for (i = 0; (b = sbx_snapshot_blob(&sn, i, NULL)) != NULL; i++)
+			total += blob_first(&sn, i) ? b->size : 0;
+		sbx_progress_phase("layers", total, "bytes");
+	}
 	for (i = 0; (b = sbx_snapshot_blob(&sn, i, NULL)) != NULL; i++) {
 		if (!blob_first(&sn, i))
 			continue;
@@ -1046,11 +1058,15 @@ import_layer(const struct sbx_store *s, struct archive *a, const char *what,
 
 	if ((fd = open_tmp(s, "layers", hex, tmp, sizeof tmp, e)) == -1)
 		return -1;
-	while ((n = archive_read_data(a, buf, sizeof buf)) > 0)
+	while ((n = archive_read_data(a, buf, sizeof buf)) > 0) {
 		if (sbx_write_all(fd, buf, (size_t)n) == -1) {
 			r = sbx_err_sys(e, SBX_EX_IOERR, "%s", tmp);
 			break;
 		}
+		sbx_progress_add(n);
+		if ((r = sbx_interrupt_check(e)) == -1)
+			break;
+	}
 	if (r == 0 && n < 0)
 		r = sbx_err_set(e, SBX_EX_DATAERR, "%s %s: %s", what, hex,
 		    archive_error_string(a));
@@ -1152,6 +1168,7 @@ sbx_snapshot_import(const struct sbx_store *s, int fd, char out[SBX_ID_MAX + 1],
 		return sbx_err_oom(e);
 	}
 	archive_read_support_format_tar(a);
+	sbx_progress_phase("archive", -1, "bytes");
 	if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK) {
 		sbx_err_set(e, SBX_EX_DATAERR, "not a snapshot archive: %s", archive_error_string(a));
 		goto out;
