@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Durable by construction: a step repeated with its caller's key gives the
 # first result and does no work again, whatever killed the caller on the way.
+# shellcheck disable=SC2154 # $stderr comes from run --separate-stderr
 load helpers
 
 json_get() {
@@ -70,7 +71,7 @@ until_running() {
 	until_running k-mid
 	kill -KILL "$caller"
 	run -5 sbx-run --once k-mid "$ID" -- sh -c 'echo run >> /tmp/mid; sleep 1; echo done; exit 5'
-	[ "$output" = done ]
+	[ "$output" = "done" ]
 	run -0 ran /tmp/mid
 	[ "$output" = 1 ]
 	# killed when the key had its run's directory but no run yet: the repeat starts it
@@ -120,7 +121,7 @@ for l in sys.stdin:
 
 # watchdogs PATTERN: how many watchdog processes watch the sandbox named so.
 watchdogs() {
-	ps -eo args= | grep -cx "sbx-watchdog $1" || true
+	pgrep -cxf "sbx-watchdog $1" || true
 }
 
 @test "provision, snapshot, fork, restore, select and gc repeated with their keys, after a success and after a SIGKILL at each step: one result each, the same output; a key clash is 65" {
@@ -188,7 +189,8 @@ watchdogs() {
 	[ "$output" = head ]
 	run -0 sbx-fork --select kid-1 --id head
 	[ "$output" = head ]
-	[ -z "$(sbx-ls -q | grep '^kid-2$')" ]
+	run -0 sbx-ls -q
+	[[ $'\n'$output$'\n' != *$'\n'kid-2$'\n'* ]]
 	[ "$(sbx-snap list | grep -c '^head$')" = 1 ]
 	run -65 sbx-fork --select kid-1 --id snap-b
 	# gc: the sandbox's ID; destroyed already is done
@@ -290,7 +292,8 @@ PY
 	wait "$fork" || rc=$?
 	[ "$rc" = 130 ]
 	[ ! -s "$WORK/fork.out" ]
-	[ -z "$(sbx-ls -q | grep '^kid-')" ]
+	run -0 sbx-ls -q
+	[[ $'\n'$output != *$'\n'kid-* ]]
 	run -0 sbx-fork --id kid -n 3 cut
 	[ "$output" = "$(printf 'kid-1\nkid-2\nkid-3')" ]
 }

@@ -335,6 +335,7 @@ once_same(const char *dir, const char *key, const char *run, const struct sbx_no
     struct sbx_err *e)
 {
 	struct sbx_node *doc = read_doc(dir, "once.json", e), *had;
+	const char *had_key;
 	char *a = NULL, *b = NULL;
 	size_t i, la, lb;
 	int r = 0;
@@ -342,7 +343,8 @@ once_same(const char *dir, const char *key, const char *run, const struct sbx_no
 	if (doc == NULL)
 		return e->code == SBX_EX_NOINPUT ? sbx_err_set(e, SBX_EX_DATAERR,
 		    "%s: %s holds no once.json", key, run) : -1;
-	if (doc_str(doc, "once_key") == NULL || strcmp(doc_str(doc, "once_key"), key) != 0) {
+	had_key = doc_str(doc, "once_key");
+	if (had_key == NULL || strcmp(had_key, key) != 0) {
 		sbx_node_free(doc);
 		return sbx_err_set(e, SBX_EX_DATAERR, "%s: %s is the run of another key", key, run);
 	}

@@ -87,6 +87,49 @@ copy_manifest(const struct sbx_manifest *m, struct sbx_manifest *out, struct sbx
 	return r;
 }
 
+/*
+ * A retried step: the snapshot ID it names was saved already, and is the
+ * answer if it is this sandbox's. A snapshot killed before it gave the
+ * sandbox back left it SNAPSHOTTING: given back now.
+ */
+static int
+retried(const struct sbx_store *s, const char *sid, const char *id, struct sbx_snapshot *sn,
+    struct sbx_manifest *m, struct sbx_err *e)
+{
+	const struct sbx_driver *drv;
+
+	if (sbx_snapshot_load(s, id, sn, e) == -1)
+		return -1;
+	if (sn->source_sandbox == NULL || strcmp(sn->source_sandbox, sid) != 0)
+		return sbx_err_set(e, SBX_EX_DATAERR, "snapshot ID %s is taken by a snapshot of "
+		    "sandbox %s", id, sn->source_sandbox);
+	if (sbx_sandbox_view(s, sid, m, e) == -1)
+		return -1;
+	if (m->status != SBX_STATUS_SNAPSHOTTING)
+		return 0;
+	if ((drv = sbx_driver_for(m, e)) == NULL || drv->freeze(m, 0, e) == -1)
+		return -1;
+	m->status = SBX_STATUS_READY;
+	free(m->snapshot.last_snapshot_id);
+	if ((m->snapshot.last_snapshot_id = strdup(id)) == NULL)
+		return sbx_err_oom(e);
+	return sbx_state_save(s, m, e);
+}
+
+static int
+new_snapshot_id(const struct sbx_store *s, char id[SBX_ID_MAX + 1], struct sbx_err *e)
+{
+	int tries;
+
+	for (tries = 0; tries < 16; tries++) {
+		if (sbx_id_new("snap-", id, SBX_ID_MAX + 1, e) == -1)
+			return -1;
+		if (!sbx_snapshot_exists(s, id))
+			return 0;
+	}
+	return sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a snapshot ID");
+}
+
 static int
 create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_opts *opts,
     char out[SBX_ID_MAX + 1], char **backend, struct sbx_err *e)
@@ -97,7 +140,7 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 	struct sbx_manifest m;
 	char id[SBX_ID_MAX + 1], ckpt[1200] = "";
 	enum sbx_status was = SBX_STATUS_NONE;
-	int slock = -1, lock = -1, frozen = 0, r = -1, tries;
+	int slock = -1, lock = -1, frozen = 0, r = -1;
 	double frozen_at;
 
 	memset(&sn, 0, sizeof sn);
@@ -115,45 +158,13 @@ create_local(const struct sbx_store *s, const char *sid, const struct sbx_snap_o
 	if ((lock = sbx_store_lock(s, sid, 1, 1, e)) == -1)
 		goto out;
 	if (opts->id != NULL && sbx_snapshot_exists(s, id)) {
-		/* A retried step: the snapshot it made is the answer. */
-		if (sbx_snapshot_load(s, id, &sn, e) == -1)
-			goto out;
-		if (sn.source_sandbox == NULL || strcmp(sn.source_sandbox, sid) != 0) {
-			sbx_err_set(e, SBX_EX_DATAERR, "snapshot ID %s is taken by a snapshot of "
-			    "sandbox %s", id, sn.source_sandbox);
-			goto out;
-		}
-		/* Saved by a snapshot killed before it gave the sandbox back: given back now. */
-		if (sbx_sandbox_view(s, sid, &m, e) == -1)
-			goto out;
-		if (m.status == SBX_STATUS_SNAPSHOTTING) {
-			if ((drv = sbx_driver_for(&m, e)) == NULL || drv->freeze(&m, 0, e) == -1)
-				goto out;
-			m.status = SBX_STATUS_READY;
-			free(m.snapshot.last_snapshot_id);
-			if ((m.snapshot.last_snapshot_id = strdup(id)) == NULL) {
-				sbx_err_oom(e);
-				goto out;
-			}
-			if (sbx_state_save(s, &m, e) == -1)
-				goto out;
-		}
-		snprintf(out, SBX_ID_MAX + 1, "%s", id);
-		r = 0;
+		r = retried(s, sid, id, &sn, &m, e);
+		if (r == 0)
+			snprintf(out, SBX_ID_MAX + 1, "%s", id);
 		goto out;
 	}
-	if (opts->id == NULL) {
-		for (tries = 0; tries < 16; tries++) {
-			if (sbx_id_new("snap-", id, sizeof id, e) == -1)
-				goto out;
-			if (!sbx_snapshot_exists(s, id))
-				break;
-		}
-		if (tries == 16) {
-			sbx_err_set(e, SBX_EX_CANTCREAT, "cannot allocate a snapshot ID");
-			goto out;
-		}
-	}
+	if (opts->id == NULL && new_snapshot_id(s, id, e) == -1)
+		goto out;
 	if (sbx_sandbox_view(s, sid, &m, e) == -1 || (drv = sbx_driver_for(&m, e)) == NULL)
 		goto out;
 	if (!m.has_rt || m.status == SBX_STATUS_NONE || m.status == SBX_STATUS_PROVISIONING ||
