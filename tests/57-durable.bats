@@ -173,6 +173,9 @@ watchdogs() {
 	run -0 sbx-fork --id kid -n 2 snap-a
 	[ "$output" = "$(printf 'kid-1\nkid-2')" ]
 	[ "$(sbx-ls -q | grep -c '^kid-')" = 2 ]
+	# the audit log has the fork that made a child (if it lived to say so),
+	# not the repeats that made none
+	[ "$(grep -c '"event":"fork","correlation_id":"[^"]*","outcome":"ok"' "$SBX_ROOT/audit.log")" -le 1 ]
 	run -0 sbx-run kid-2 -- cat /root/f
 	[ "$output" = one ]
 	run -0 sbx-snap --id snap-b key-provision-state
@@ -192,6 +195,7 @@ watchdogs() {
 	run -0 sbx-ls -q
 	[[ $'\n'$output$'\n' != *$'\n'kid-2$'\n'* ]]
 	[ "$(sbx-snap list | grep -c '^head$')" = 1 ]
+	[ "$(grep -c '"event":"select","correlation_id":"[^"]*","outcome":"ok"' "$SBX_ROOT/audit.log")" = 1 ]
 	run -65 sbx-fork --select kid-1 --id snap-b
 	# gc: the sandbox's ID; destroyed already is done
 	for point in destroy-cleanup destroy-killed remove-tombstone; do

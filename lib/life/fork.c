@@ -346,8 +346,11 @@ fork_n(const struct sbx_store *s, const char *src, long n, const char *prefix,
 		sbx_interrupt_check(e);
 	if (r_err)
 		goto out;
+	/* A repeat that made none (every ID its key names was there) did no
+	 * fork: the audit log has the one that did, as with provision's. */
 	snprintf(detail, sizeof detail, "%ld children of %s", n, snap);
-	sbx_audit(s, src, "fork", "ok", detail, NULL);
+	if (fresh > 0)
+		sbx_audit(s, src, "fork", "ok", detail, NULL);
 	r = 0;
 out:
 	if (r == -1 && *ids != NULL) {
@@ -377,7 +380,7 @@ sbx_fork_select(const struct sbx_store *s, const char *winner, const char *snap_
 	struct sbx_strv kids = { NULL, 0 };
 	char *parent, detail[512];
 	size_t i, retired = 0;
-	int r = -1;
+	int r = -1, again;
 
 	if (sbx_id_check(winner, e) == -1 || sbx_sandbox_view(s, winner, &m, e) == -1)
 		return -1;
@@ -388,6 +391,7 @@ sbx_fork_select(const struct sbx_store *s, const char *winner, const char *snap_
 		sbx_err_set(e, SBX_EX_DATAERR, "sandbox %s was not made from a snapshot", winner);
 		goto out;
 	}
+	again = snap_id != NULL && sbx_id_check(snap_id, NULL) == 0 && sbx_snapshot_exists(s, snap_id);
 	if (sbx_snap_create(s, winner, &o, out, e) == -1)
 		goto out;
 	if (sbx_sandbox_children(s, parent, &kids, e) == -1)
@@ -402,7 +406,9 @@ sbx_fork_select(const struct sbx_store *s, const char *winner, const char *snap_
 	}
 	snprintf(detail, sizeof detail, "winner of %s; new head %s; %zu siblings retired", parent,
 	    out, retired);
-	sbx_audit(s, winner, "select", "ok", detail, NULL);
+	/* A repeat with the head there and no sibling left did no select. */
+	if (!again || retired > 0)
+		sbx_audit(s, winner, "select", "ok", detail, NULL);
 	r = 0;
 out:
 	if (r == -1)
