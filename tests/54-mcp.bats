@@ -8,14 +8,7 @@ REPO=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 NPM=$REPO/build/npm
 
 setup_file() {
-	# The SDK, at the version tests/mcp/package.json pins; npm's registry is
-	# the one thing this file reaches outside the machine for.
-	if ! cmp -s "$BATS_TEST_DIRNAME/mcp/package.json" "$NPM/package.json" ||
-		[ ! -d "$NPM/node_modules/@modelcontextprotocol/sdk" ]; then
-		mkdir -p "$NPM"
-		cp "$BATS_TEST_DIRNAME/mcp/package.json" "$NPM/"
-		(cd "$NPM" && npm install --no-audit --no-fund --loglevel=error >&2)
-	fi
+	npm_pinned "$BATS_TEST_DIRNAME/mcp/package.json" "$NPM" node_modules/@modelcontextprotocol/sdk
 }
 
 # mcp_lines: sbx-mcp's answers to the requests on stdin, one JSON-RPC object

@@ -183,3 +183,14 @@ PY
 	PORT=$(cat "$WORK/port")
 	[ -n "$PORT" ]
 }
+
+# npm_pinned PACKAGE_JSON DIR PROBE: the packages PACKAGE_JSON pins, installed
+# under DIR unless DIR has that package.json and PROBE (a path under DIR)
+# already; npm's registry is the one thing a test reaches outside for.
+npm_pinned() {
+	if ! cmp -s "$1" "$2/package.json" || [ ! -e "$2/$3" ]; then
+		mkdir -p "$2"
+		cp "$1" "$2/"
+		(cd "$2" && npm install --no-audit --no-fund --loglevel=error >&2)
+	fi
+}
