@@ -9,6 +9,12 @@ MANDIR ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# systemd's units: Debian 12 keeps a package's in /lib/systemd/system
+ifeq ($(PREFIX),/usr)
+SYSTEMDUNITDIR ?= /lib/systemd/system
+else
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+endif
 VERSION := 0.1.0
 
 CC ?= cc
@@ -52,6 +58,9 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_SECONDS ?= 30
 HOSTILE := $(patsubst tests/hostile/%.c,$(B)/hostile/%,$(wildcard tests/hostile/*.c)) \
 	$(patsubst tests/hostile/%.sh,$(B)/hostile/%.sh,$(wildcard tests/hostile/*.sh))
+
+# systemd's units (contrib/systemd/*.in), made by make install with BINDIR in them
+SD_UNITS := $(patsubst contrib/systemd/%.in,%,$(wildcard contrib/systemd/*.in))
 
 GUEST := $(B)/libexec/sbx-guest-exec $(B)/libexec/sbx-agent $(B)/libexec/guest/build.sh \
 	$(B)/libexec/guest/init
@@ -229,6 +238,15 @@ install: all
 	for p in $(PROGS); do [ $$p = sbx ] || ln -sf sbx $(DESTDIR)$(BASHCOMPDIR)/$$p; done
 	install -m 644 completions/_sbx $(DESTDIR)$(ZSHCOMPDIR)/_sbx
 	install -m 644 completions/sbx.fish $(DESTDIR)$(FISHCOMPDIR)/sbx.fish
+	install -d $(DESTDIR)$(DATADIR)/sbx/examples
+	sed '1a : "$${SBX_BIN:=$(BINDIR)}"   # installed: the programs of $(BINDIR)' contrib/demo.sh \
+		> $(DESTDIR)$(DATADIR)/sbx/examples/demo.sh
+	chmod 755 $(DESTDIR)$(DATADIR)/sbx/examples/demo.sh
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	for u in $(SD_UNITS); do \
+		sed 's|@BINDIR@|$(BINDIR)|g' contrib/systemd/$$u.in > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
+		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
 
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(BASHCOMPDIR)/$$p; done
@@ -237,8 +255,9 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBEXECDIR)/sbx-guest-exec $(DESTDIR)$(LIBEXECDIR)/sbx-agent
 	rm -rf $(DESTDIR)$(LIBEXECDIR)/guest
 	rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
-	rm -rf $(DESTDIR)$(DATADIR)/sbx/manifests
+	rm -rf $(DESTDIR)$(DATADIR)/sbx/manifests $(DESTDIR)$(DATADIR)/sbx/examples
 	rmdir $(DESTDIR)$(DATADIR)/sbx 2>/dev/null || true
+	for u in $(SD_UNITS); do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; done
 
 clean:
 	rm -rf build
