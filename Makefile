@@ -217,6 +217,7 @@ lint:
 	shellcheck tests/run tests/helpers.bash tests/netlib.bash tests/*.bats tests/bench/run tests/bench/v2-guest.sh tests/hostile/*.sh \
 		tests/s3/*.sh tests/s3/lib.bash tests/slurm/*.sh contrib/*.sh contrib/lint/*.sh \
 		contrib/scale-out/*.sbatch contrib/guest/build.sh contrib/guest/init tests/v2/run tests/v2/guest.sh \
+		contrib/debian/build.sh contrib/debian/postinst contrib/debian/prerm contrib/debian/postrm \
 		.ci/run \
 		completions/sbx.bash
 	bash -n completions/sbx.bash
@@ -259,11 +260,25 @@ uninstall:
 	rmdir $(DESTDIR)$(DATADIR)/sbx 2>/dev/null || true
 	for u in $(SD_UNITS); do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; done
 
+# A Debian package (contrib/debian/): this tree built for PREFIX=/usr in an
+# object directory of its own (the libexec path is compiled in), installed
+# into build/deb/debian/sbx and packed by contrib/debian/build.sh.
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+DEB := build/sbx_$(VERSION)_$(DEB_ARCH).deb
+deb:
+	@contrib/install-deps.sh
+	@contrib/install-deps.sh package
+	rm -rf build/deb/debian/sbx
+	$(MAKE) --no-print-directory install B=build/deb/obj SANITIZE= PREFIX=/usr \
+		DESTDIR=$(CURDIR)/build/deb/debian/sbx
+	contrib/debian/build.sh build/deb/debian/sbx $(VERSION) $(DEB)
+	@echo $(DEB)
+
 clean:
 	rm -rf build
 
 dist:
 	git archive --prefix=sbx-$(VERSION)/ -o sbx-$(VERSION).tar.gz HEAD
 
-.PHONY: all deps check check-v2 bench-v2 demo bench fuzz fuzz-run lint install uninstall clean dist
+.PHONY: all deps check check-v2 bench-v2 demo bench fuzz fuzz-run lint install uninstall deb clean dist
 .SECONDARY:

@@ -17,6 +17,9 @@ command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 [ "${1:-}" = guest ] && pkgs="$pkgs qemu-system-x86 kmod cpio"
 # `install-deps.sh fuzz`: libFuzzer
 [ "${1:-}" = fuzz ] && pkgs="$pkgs clang libclang-rt-14-dev"
+# `install-deps.sh package`: make deb and tests/59-package.bats (a fresh
+# Debian root made by debootstrap, the package installed in a chroot)
+[ "${1:-}" = package ] && pkgs="$pkgs dpkg-dev binutils debootstrap"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
