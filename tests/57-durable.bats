@@ -119,6 +119,28 @@ for l in sys.stdin:
 	[[ $output == *"left no result"*"whether the command ran is unknown"* ]]
 }
 
+@test "sbx-run --once: a TERM that comes while the command's process sets itself up ends it all the same (143)" {
+	provision "$MANIFESTS/minimal.yaml"
+	# held in the sandbox's namespaces before its exec: a signal then was
+	# caught by the handler it inherited from its supervisor, and lost
+	# (its release file is the sandbox's /tmp/go: it has joined the mounts)
+	SBX_TEST_PAUSE_AT="run-joined:/tmp/go" sbx-run --once k-early "$ID" -- sleep 60 &
+	caller=$!
+	TEST_PIDS+=("$caller")
+	until_running k-early
+	sup=$(sbx-ls --runs "$ID" -o json | json_get 'd["pid"]')
+	until pgrep -P "$sup" >/dev/null; do sleep 0.05; done
+	kill -TERM "$caller"
+	# it ends by the signal where it waits; were it lost, the release would
+	# let sleep 60 run (and this test wait for it)
+	for _ in $(seq 100); do kill -0 "$caller" 2>/dev/null || break; sleep 0.1; done
+	sbx-run "$ID" -- touch /tmp/go
+	rc=0
+	wait "$caller" || rc=$?
+	[ "$rc" = 143 ]
+	run -143 sbx-run --once k-early "$ID" -- sleep 60
+}
+
 # watchdogs PATTERN: how many watchdog processes watch the sandbox named so.
 watchdogs() {
 	pgrep -cxf "sbx-watchdog $1" || true

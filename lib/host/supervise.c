@@ -69,6 +69,34 @@ sbx_supervise_hold(void)
 }
 
 void
+sbx_supervise_fork_begin(sigset_t *old)
+{
+	sigset_t hold;
+	size_t i;
+
+	sigemptyset(&hold);
+	for (i = 0; i < SBX_ARRAY_LEN(caught_sigs); i++)
+		sigaddset(&hold, caught_sigs[i]);
+	sigprocmask(SIG_BLOCK, &hold, old);
+}
+
+void
+sbx_supervise_fork_child(const sigset_t *old)
+{
+	size_t i;
+
+	for (i = 0; i < SBX_ARRAY_LEN(caught_sigs); i++)
+		signal(caught_sigs[i], SIG_DFL);
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+void
+sbx_supervise_fork_end(const sigset_t *old)
+{
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+void
 sbx_supervise_release(struct sbx_supervise *sv)
 {
 	size_t i;

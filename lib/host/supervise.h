@@ -89,6 +89,17 @@ int sbx_supervise_run(struct sbx_supervise *sv, int *status, struct sbx_trace *t
  * loop begins.
  */
 void sbx_supervise_hold(void);
+/*
+ * Around the fork of the command's process. The child inherits the catching
+ * of sbx_supervise_catch or _hold, and a signal meant for it that came before
+ * its exec would be caught there and lost: the caught signals are held back
+ * from before the fork (_fork_begin) until the child has reset them to their
+ * defaults (_fork_child, its first step) or, in the parent, until the child
+ * exists to be passed them (_fork_end).
+ */
+void sbx_supervise_fork_begin(sigset_t *old);
+void sbx_supervise_fork_child(const sigset_t *old);
+void sbx_supervise_fork_end(const sigset_t *old);
 /* The caller's signal dispositions back, as before sbx_supervise_catch. */
 void sbx_supervise_release(struct sbx_supervise *sv);
 

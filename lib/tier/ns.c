@@ -1392,6 +1392,7 @@ static int
 run_fork(struct ns_run *r, struct sbx_err *e)
 {
 	const struct sbx_manifest *m = r->m;
+	sigset_t held;
 	pid_t pid;
 	int i, placed = 0;
 
@@ -1403,10 +1404,12 @@ run_fork(struct ns_run *r, struct sbx_err *e)
 	 * The exec makes the command dumpable again as its credentials allow.
 	 */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	sbx_supervise_fork_begin(&held);
 	if (sbx_rt_bool(m, "rootless")) {
 		/* Without root, joining the PID namespace needs its user namespace
 		 * first, and there is no way back: a child of ours does both. */
 		if ((pid = fork()) == 0) {
+			sbx_supervise_fork_child(&held);
 			run_child_fds(r);
 			relay_child(m, r->x, r->initfd, r->nsflags, r->cgfds, r->errp[1], r->sp[1],
 			    r->go[0], &r->prog);
@@ -1415,8 +1418,10 @@ run_fork(struct ns_run *r, struct sbx_err *e)
 		/* Only the child goes into the sandbox's PID namespace: anything we
 		 * fork later (a sanitizer's helper thread, say) stays out. */
 		if ((r->selfpid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) == -1 ||
-		    setns(r->initfd, CLONE_NEWPID) == -1)
+		    setns(r->initfd, CLONE_NEWPID) == -1) {
+			sbx_supervise_fork_end(&held);
 			return sbx_err_sys(e, SBX_EX_RUNFAIL, "join the sandbox's pid namespace");
+		}
 		/* Made in the run's cgroup where that works (sbx_cgroup_clone);
 		 * a caller with threads (a capture's) forks with glibc's care. */
 		if (single_threaded())
@@ -1424,6 +1429,7 @@ run_fork(struct ns_run *r, struct sbx_err *e)
 		else
 			pid = fork();
 		if (pid == 0) {
+			sbx_supervise_fork_child(&held);
 			for (i = 0; placed && i < SBX_CG_NCTRL; i++)
 				close_fd(&r->cgfds[i]);
 			run_child_fds(r);
@@ -1434,9 +1440,11 @@ run_fork(struct ns_run *r, struct sbx_err *e)
 			sbx_err_sys(e, SBX_EX_RUNFAIL, "leave the sandbox's pid namespace");
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
+			sbx_supervise_fork_end(&held);
 			return -1;
 		}
 	}
+	sbx_supervise_fork_end(&held);
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	if (pid == -1)
 		return sbx_err_sys(e, SBX_EX_RUNFAIL, "fork");

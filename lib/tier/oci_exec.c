@@ -213,10 +213,13 @@ runsc_stdio(void)
 static pid_t
 spawn(const struct oci_paths *p, const struct sbx_exec *x, const char **argv)
 {
-	pid_t pid = fork();
 	struct sbx_err ignored;
+	sigset_t held;
+	pid_t pid;
 
-	if (pid == 0) {
+	sbx_supervise_fork_begin(&held);
+	if ((pid = fork()) == 0) {
+		sbx_supervise_fork_child(&held);
 		if (sbx_exec_stdio(x, &ignored) == -1)
 			_exit(SBX_EX_RUNFAIL);
 		if (p->kind == OCI_RUNSC)
@@ -227,6 +230,7 @@ spawn(const struct oci_paths *p, const struct sbx_exec *x, const char **argv)
 			execve(argv[0], (char *const *)argv, oci_runtime_env);
 		_exit(SBX_EX_RUNFAIL);
 	}
+	sbx_supervise_fork_end(&held);
 	return pid;
 }
 
