@@ -459,6 +459,38 @@ sbx_audit_deferred(const struct sbx_store *s, const char *sandbox, const char *e
 	return append(s, sandbox, event, outcome, detail, 0, e);
 }
 
+int
+sbx_audit_sync(const struct sbx_store *s, struct sbx_err *e)
+{
+	char path[1100], last[65];
+	long long seq;
+	off_t end;
+	int fd, r = -1;
+
+	if (sbx_audit_open(s, e) == -1)
+		return -1;
+	snprintf(path, sizeof path, "%s/audit.log", s->root);
+	if ((fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC)) == -1)
+		return sbx_err_sys(e, SBX_EX_IOERR, "%s", path);
+	if (flock(fd, LOCK_EX) == -1) {
+		sbx_err_sys(e, SBX_EX_OSERR, "lock %s", path);
+		goto out;
+	}
+	if (tail(fd, last, &seq) == -1) {
+		sbx_err_set(e, SBX_EX_SOFTWARE, "%s: last line is damaged; see sbx-gc --verify-audit",
+		    path);
+		goto out;
+	}
+	if (fdatasync(fd) == -1 || (end = lseek(fd, 0, SEEK_END)) == -1) {
+		sbx_err_sys(e, SBX_EX_IOERR, "%s", path);
+		goto out;
+	}
+	r = seq == 0 ? 0 : head_write(&cfg, seq, (long long)end, last, e);
+out:
+	close(fd);
+	return r;
+}
+
 /* What verification notes of the line the head record names. */
 struct at {
 	long long seq;

@@ -42,6 +42,9 @@ int sbx_audit(const struct sbx_store *s, const char *sandbox, const char *event,
 int sbx_audit_deferred(const struct sbx_store *s, const char *sandbox, const char *event,
     const char *outcome, const char *detail, struct sbx_err *e);
 
+/* Make the deferred lines durable now, and the head record name the last. */
+int sbx_audit_sync(const struct sbx_store *s, struct sbx_err *e);
+
 struct sbx_audit_report {
 	size_t lines;           /* lines in the log, every one checked */
 	size_t keyed;           /* lines carrying a mac */

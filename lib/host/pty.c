@@ -50,14 +50,16 @@ sbx_pty_recv(int sock, struct sbx_err *e)
 }
 
 int
-sbx_pty_stray(void)
+sbx_pty_stray(const int *fds)
 {
 	pid_t sid;
-	int fd;
+	int i, fd;
 
-	for (fd = 0; fd <= 2; fd++)
+	for (i = 0; i <= 2; i++) {
+		fd = fds ? fds[i] : i;
 		if (isatty(fd) && ioctl(fd, TIOCGSID, &sid) == -1 && errno == ENOTTY)
 			return 1;
+	}
 	return 0;
 }
 

@@ -10,9 +10,10 @@
 int sbx_pty_child(int sock, struct sbx_err *e);
 /* In the caller: receive the master fd from sock. */
 int sbx_pty_recv(int sock, struct sbx_err *e);
-/* Does the caller's stdio hold a terminal that is no session's controlling
- * terminal? A command that is a session leader could take it (TIOCSCTTY). */
-int sbx_pty_stray(void);
+/* Does the command's stdio (fds: its 0, 1 and 2; NULL: the caller's own)
+ * hold a terminal that is no session's controlling terminal? A command that
+ * is a session leader could take it (TIOCSCTTY). */
+int sbx_pty_stray(const int *fds);
 /* Put the caller's terminal (fd 0) in raw mode; sbx_pty_restore undoes it. */
 void sbx_pty_raw(void);
 void sbx_pty_restore(void);

@@ -33,6 +33,7 @@ sbx_supervise_init(struct sbx_supervise *sv)
 	sv->pid = -1;
 	sv->pidfd = -1;
 	sv->master = -1;
+	sv->ctl = -1;
 }
 
 void
@@ -96,6 +97,15 @@ sbx_supervise_fork_end(const sigset_t *old)
 	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
+int
+sbx_supervise_pending(void)
+{
+	int sig = forward_sig;
+
+	forward_sig = 0;
+	return sig;
+}
+
 void
 sbx_supervise_release(struct sbx_supervise *sv)
 {
@@ -156,6 +166,30 @@ watch_deadline(struct sbx_supervise *sv, struct watch *w)
 	return -2;
 }
 
+/*
+ * What the caller's channel brought: signals to pass on, or its end, after
+ * which the run goes as a deadline's does (the caller is gone: nothing waits
+ * for the command any more).
+ */
+static void
+read_ctl(struct sbx_supervise *sv)
+{
+	unsigned char sigs[16];
+	ssize_t n, i;
+
+	while ((n = read(sv->ctl, sigs, sizeof sigs)) == -1 && errno == EINTR)
+		;
+	for (i = 0; i < n; i++)
+		if (sigs[i] == SIGINT || sigs[i] == SIGTERM || sigs[i] == SIGHUP)
+			send_sig(sv, sigs[i]);
+	if (n > 0 || (n == -1 && errno == EAGAIN))
+		return;
+	sv->ctl = -1;
+	if (sv->kill_all != NULL)
+		sv->kill_all(sv->ctx);
+	send_sig(sv, SIGKILL);
+}
+
 /* Until the command ends (its pidfd reads ready). */
 static void
 watch(struct sbx_supervise *sv, struct watch *w)
@@ -163,8 +197,9 @@ watch(struct sbx_supervise *sv, struct watch *w)
 	int stdin_open = 1;
 
 	for (;;) {
-		struct pollfd pf[3] = { { sv->pidfd, POLLIN, 0 }, { sv->master, POLLIN, 0 },
-			{ stdin_open && sv->master != -1 ? 0 : -1, POLLIN, 0 } };
+		struct pollfd pf[4] = { { sv->pidfd, POLLIN, 0 }, { sv->master, POLLIN, 0 },
+			{ stdin_open && sv->master != -1 ? 0 : -1, POLLIN, 0 },
+			{ sv->ctl, POLLIN, 0 } };
 		int wait_ms;
 
 		if (forward_sig) {
@@ -177,10 +212,12 @@ watch(struct sbx_supervise *sv, struct watch *w)
 		}
 		if ((wait_ms = watch_deadline(sv, w)) == -2)
 			continue;
-		if (poll(pf, 3, wait_ms) == -1 && errno != EINTR)
+		if (poll(pf, 4, wait_ms) == -1 && errno != EINTR)
 			break;
 		if (pf[0].revents)
 			break;
+		if (pf[3].revents)
+			read_ctl(sv);
 		if (sv->master != -1 && (pf[1].revents || pf[2].revents) &&
 		    sbx_pty_pump(sv->master, pf[2].revents != 0, pf[1].revents != 0,
 		    &stdin_open) == -1) {

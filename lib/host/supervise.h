@@ -34,6 +34,11 @@ struct sbx_supervise {
 	 * none. The loop sets it to -1 when it closed it; the caller closes
 	 * what is left. */
 	int master;
+	/* The caller's channel when it is another process (a sandbox's runner
+	 * serves sbx-run): each byte read is a signal to pass on (SIGINT,
+	 * SIGTERM, SIGHUP); its end is the caller gone, and the run ends with
+	 * it (SIGKILL). -1: none. The caller opens and closes it. */
+	int ctl;
 	double timeout_s;        /* 0: none */
 	double kill_after_s;     /* grace between SIGTERM and SIGKILL at the timeout; 0: SIGKILL */
 	double lifetime_s;       /* seconds until the sandbox expires; 0: none */
@@ -100,6 +105,9 @@ void sbx_supervise_hold(void);
 void sbx_supervise_fork_begin(sigset_t *old);
 void sbx_supervise_fork_child(const sigset_t *old);
 void sbx_supervise_fork_end(const sigset_t *old);
+/* A signal caught for the command and not passed on yet (then no longer
+ * pending), or 0: for a caller that relays the command's signals itself. */
+int sbx_supervise_pending(void);
 /* The caller's signal dispositions back, as before sbx_supervise_catch. */
 void sbx_supervise_release(struct sbx_supervise *sv);
 

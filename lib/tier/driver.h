@@ -17,6 +17,8 @@
 #include "manifest.h"
 #include "state.h"
 
+struct sbx_exec_result;
+
 struct sbx_exec {
 	char *const *argv;
 	char *const *env;        /* extra KEY=VALUE, after the manifest's env */
@@ -35,6 +37,16 @@ struct sbx_exec {
 	 * run-start audit line is synced meanwhile, not before the fork). */
 	void (*starting)(void *ctx);
 	void *starting_ctx;
+	/* A runner's: its client's channel (sbx_supervise's ctl), above 2; 0:
+	 * none. */
+	int ctl;
+	/* A runner's: run here, not through the sandbox's runner again. */
+	int in_runner;
+	/* A runner's: called once the command's end and figures are known
+	 * and written down (r: the exec's return, e its error), before the
+	 * run-end audit line is synced: its client need not wait for that. */
+	void (*ended)(void *ctx, int r, const struct sbx_exec_result *res, const struct sbx_err *e);
+	void *ended_ctx;
 };
 
 struct sbx_exec_result {

@@ -1197,7 +1197,7 @@ run_filter(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 		e->code = SBX_EX_RUNFAIL;
 		return -1;
 	}
-	if (!x->tty && sbx_pty_stray())
+	if (!x->tty && sbx_pty_stray(x->stdio))
 		flags |= SBX_GUARD_NO_CTTY;
 	r = sbx_seccomp_guard(&profile, flags, prog, e);
 	free(profile.code);
@@ -1305,6 +1305,8 @@ run_init(struct ns_run *r, const struct sbx_store *s, const struct sbx_manifest 
 	r->sv.timeout_s = x->timeout_s;
 	r->sv.kill_after_s = x->kill_after_s;
 	r->sv.lifetime_s = x->lifetime_s;
+	if (x->ctl > 2)
+		r->sv.ctl = x->ctl;
 	/* Init ends the sandbox at its deadline too (init_loop). */
 	r->sv.expires_at = deadline_of(m);
 	r->sv.ctx = r;

@@ -115,7 +115,7 @@ exec_argv(struct oci_run *r, const struct sbx_exec *x, const char **env, size_t 
 	 * terminal that is no session's, as the namespace tier's runs. */
 	if (strcmp(r->m->security.seccomp, "unconfined") != 0) {
 		v[n++] = OCI_GUEST "/exec";
-		v[n++] = !x->tty && sbx_pty_stray() ? OCI_GUEST "/seccomp-ctty" :
+		v[n++] = !x->tty && sbx_pty_stray(x->stdio) ? OCI_GUEST "/seccomp-ctty" :
 		    OCI_GUEST "/seccomp";
 	}
 	for (i = 0; i < argc; i++)
@@ -443,6 +443,8 @@ oci_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct s
 	r.sv.timeout_s = x->timeout_s;
 	r.sv.kill_after_s = x->kill_after_s;
 	r.sv.lifetime_s = x->lifetime_s;
+	if (x->ctl > 2)
+		r.sv.ctl = x->ctl;
 	if (m->expires_at && sbx_time_parse(m->expires_at, &t) == 0)
 		r.sv.expires_at = t;
 	r.sv.ctx = &r;

@@ -663,6 +663,8 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 	r.sv.timeout_s = x->timeout_s;
 	r.sv.kill_after_s = x->kill_after_s;
 	r.sv.lifetime_s = x->lifetime_s;
+	if (x->ctl > 2)
+		r.sv.ctl = x->ctl;
 	if (m->expires_at && sbx_time_parse(m->expires_at, &t) == 0)
 		r.sv.expires_at = t;
 	r.sv.ctx = &r;
