@@ -113,7 +113,7 @@ for name, call in [("creat-setuid", lambda: os.open("/workspace/s", os.O_CREAT |
 	# what differs per sandbox (its name and network files) is on a tmpfs of its
 	# init's: nothing of the root filesystem in its directory but its own layer
 	# (and a writable root's disk quota, disk_mb by default)
-	[ "$(find "$SBX_ROOT/sandboxes/$a" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')" = "ids layer layer.img state.yaml " ]
+	[ "$(find "$SBX_ROOT/sandboxes/$a" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')" = "ids layer layer.img run.sock runner.lock state.yaml " ]
 	run -0 sbx-run "$a" -- sh -c 'cat /etc/hostname; echo; grep -c "127.0.1.1.$(cat /etc/hostname)" /etc/hosts; cat /etc/resolv.conf'
 	[ "${lines[0]}" = "$a" ]
 	[ "${lines[1]}" = 1 ]

@@ -184,8 +184,64 @@ while True:
 	[ "$(state "$ID" status)" = executing ]
 	kill -9 "${TEST_PIDS[1]}"
 	wait "${TEST_PIDS[1]}" || true
+	# the sandbox's runner ends the run when its client is gone: soon, not at once
+	for _ in $(seq 200); do [ "$(state "$ID" status)" = ready ] && break; sleep 0.05; done
 	[ "$(state "$ID" status)" = ready ]
 	run -0 sbx-run "$ID" -- true
+}
+
+# The command line of the host process that started `sleep $1` (its parent).
+parent_of_sleep() {
+	local p=
+	for _ in $(seq 200); do
+		p=$(pgrep -x -f "sleep $1" | head -n 1)
+		[ -n "$p" ] && break
+		sleep 0.05
+	done
+	[ -n "$p" ] && tr '\0' ' ' < "/proc/$(ps -o ppid= -p "$p" | tr -d ' ')/cmdline"
+}
+
+@test "runs go through the sandbox's runner; a client with other SBX_ settings runs the command itself" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 state "$ID" runner_pid
+	[ "$output" -gt 0 ]
+	[ -S "$SBX_ROOT/sandboxes/$ID/run.sock" ]
+	# the command's process is a child of one of the runner's workers ...
+	sbx-run "$ID" -- sleep 31 &
+	TEST_PIDS+=($!)
+	run -0 parent_of_sleep 31
+	[[ $output == "sbx-runner $ID"* ]]
+	# ... its status, streams and trace are the client's as ever
+	run -3 sbx-run --trace "$WORK/t" "$ID" -- sh -c 'echo out; echo err >&2; exit 3'
+	[[ $output == *out*err* ]]
+	grep -q '^  exit_code: 3$' "$WORK/t"
+	# another environment (SBX_*) is not the runner's to serve: sbx-run does the run
+	SBX_OTHER=1 sbx-run "$ID" -- sleep 32 &
+	TEST_PIDS+=($!)
+	run -0 parent_of_sleep 32
+	[[ $output == *sbx-run* ]]
+	[[ $output != *sbx-runner* ]]
+}
+
+@test "the runner is out of the sandbox's reach: not in its /proc, its PID names nothing, its socket no path; another user namespace's client is not served" {
+	provision "$MANIFESTS/minimal.yaml"
+	assert_confined "$ID"
+	rp=$(state "$ID" runner_pid)
+	sock=$SBX_ROOT/sandboxes/$ID/run.sock
+	[ -S "$sock" ]
+	kill -0 "$rp"
+	run -0 sbx-run "$ID" -- sh -c "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '; echo; kill -0 $rp 2>&1 || echo no-such; ls /proc/$rp 2>&1 || echo no-proc; [ -e '$sock' ] || echo no-sock; ls -d '$SBX_ROOT' 2>&1 || echo no-root"
+	[[ $output != *sbx-runner* ]]
+	[[ $output == *no-such* ]]
+	[[ $output == *no-proc* ]]
+	[[ $output == *no-sock* ]]
+	[[ $output == *no-root* ]]
+	# a client that reaches the socket from another user namespace is not
+	# served: it runs the command itself, and cannot
+	run -125 unshare -U -r env PATH="$PATH" SBX_ROOT="$SBX_ROOT" sbx-run "$ID" -- touch /tmp/ran
+	[[ $output == *"join the sandbox"* ]]
+	run -1 sbx-run "$ID" -- test -e /tmp/ran
+	kill -0 "$rp"
 }
 
 @test "an expired sandbox refuses runs even with no watchdog" {

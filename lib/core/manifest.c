@@ -335,6 +335,8 @@ static const struct field trace_fields[] = {
 static const struct field rt_fields[] = {
 	{ "watchdog_pid", F_INT, RT(watchdog_pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
 	{ "watchdog_start_ticks", F_INT, RT(watchdog_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
+	{ "runner_pid", F_INT, RT(runner_pid), 1, 4194304, NULL, NULL, NULL, 0, 0 },
+	{ "runner_start_ticks", F_INT, RT(runner_start_ticks), 0, 9e18, NULL, NULL, NULL, 0, 0 },
 	{ "one_shot", F_BOOL, RT(one_shot), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "egress_pins", F_STRV, RT(egress_pins), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "seccomp_digest", F_STR, RT(seccomp_digest), 0, 0, NULL, NULL, NULL, 0, 0 },
@@ -912,6 +914,7 @@ sbx_manifest_init(struct sbx_manifest *m)
 	m->security.no_new_privileges = m->security.landlock = m->security.landlock_network = -1;
 	sbx_trace_init(&m->trace);
 	m->rt.watchdog_pid = m->rt.watchdog_start_ticks = SBX_UNSET_INT;
+	m->rt.runner_pid = m->rt.runner_start_ticks = SBX_UNSET_INT;
 }
 
 void
@@ -939,6 +942,7 @@ sbx_manifest_strip_state(struct sbx_manifest *m)
 	m->has_trace = 0;
 	m->has_rt = 0;
 	m->rt.watchdog_pid = m->rt.watchdog_start_ticks = SBX_UNSET_INT;
+	m->rt.runner_pid = m->rt.runner_start_ticks = SBX_UNSET_INT;
 	m->rt.one_shot = 0;
 	free(m->rt.seccomp_digest);
 	m->rt.seccomp_digest = NULL;

@@ -80,6 +80,7 @@ struct sbx_trace {
 /* What the lifecycle keeps of a live sandbox, whatever its tier. */
 struct sbx_runtime {
 	long long watchdog_pid, watchdog_start_ticks;
+	long long runner_pid, runner_start_ticks;   /* the sandbox's runner (runner.h) */
 	int one_shot;                 /* made by a one-shot run (sbx-run -m), gone with it */
 	struct sbx_strv egress_pins;  /* "NAME ADDRESS": host names as resolved at provision */
 	char *seccomp_digest;         /* security.seccomp PATH: "sha256:HEX" of the program kept */

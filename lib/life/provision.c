@@ -10,6 +10,7 @@
 #include "policy.h"
 #include "provision.h"
 #include "remote.h"
+#include "runner.h"
 #include "s3.h"
 #include "sandbox.h"
 #include "seccomp_profile.h"
@@ -250,6 +251,12 @@ sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 		goto fail;
 	}
 	sbx_crash_point("provision-watchdog");
+	/* sbx-run's fast way in; without it, sbx-run does the runs itself. */
+	if (!(flags & SBX_PROV_ONE_SHOT)) {
+		struct sbx_err ignored;
+
+		(void)sbx_runner_spawn(s, m, &ignored);
+	}
 	if (sbx_state_transition(m, SBX_STATUS_READY, e) == -1 || sbx_state_save(s, m, e) == -1) {
 		struct sbx_err ignored;
 

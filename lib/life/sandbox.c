@@ -14,6 +14,7 @@
 
 #include "audit.h"
 #include "policy.h"
+#include "runcall.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -38,13 +39,18 @@ int
 sbx_sandbox_teardown(const struct sbx_driver *drv, const struct sbx_store *s,
     const struct sbx_manifest *m, struct sbx_err *e)
 {
+	int r, runner;
+
 	/* The sandbox's watchdog goes with it (unless it is the one destroying),
 	 * and is gone before the tier removes what it made (the state root's
 	 * cgroup group holds the watchdog's). */
 	if (m->rt.watchdog_pid > 0 && m->rt.watchdog_pid != getpid())
 		sbx_proc_signal_wait((pid_t)m->rt.watchdog_pid,
 		    (unsigned long long)m->rt.watchdog_start_ticks, SIGKILL, 2000);
-	return drv->destroy(s, m, e);
+	runner = sbx_runner_stop(s, m);
+	r = drv->destroy(s, m, e);
+	sbx_runner_wait(runner);
+	return r;
 }
 
 static int
@@ -260,6 +266,9 @@ sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_exec
 
 	res->status = SBX_EX_RUNFAIL;
 	sbx_trace_init(&res->trace);
+	/* The sandbox's runner does it all where one serves us. */
+	if ((r = sbx_runner_call(s, id, x, res, e)) != 0)
+		return r == 1 ? 0 : -1;
 	if ((lock = lock_and_load(s, id, 0, 0, &m, e)) == -1)
 		return -1;
 	if (m.status != SBX_STATUS_READY && m.status != SBX_STATUS_EXECUTING) {
@@ -337,11 +346,17 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
 	if (fd != -1)
 		close(fd);
 	snprintf(detail, sizeof detail, "exit %d", res->status);
-	(mp->rt.one_shot ? sbx_audit_deferred : sbx_audit)(s, id, "run-end", r == 0 ? "ok" :
-	    "error", r == 0 ? detail : e->msg, NULL);
+	/* A runner's client has its answer once the records are written, before
+	 * the run-end line is synced. */
+	(mp->rt.one_shot || x->ended ? sbx_audit_deferred : sbx_audit)(s, id, "run-end",
+	    r == 0 ? "ok" : "error", r == 0 ? detail : e->msg, NULL);
 	/* A one-shot's sandbox goes next: its trace is the caller's to keep. */
 	if (r == 0 && !mp->rt.one_shot)
 		save_trace(s, id, &res->trace);
+	if (x->ended != NULL) {
+		x->ended(x->ended_ctx, r, res, e);
+		sbx_audit_sync(s, NULL);
+	}
 	return r;
 }
 

@@ -17,9 +17,20 @@ def loop(fn, n):
         a = time.perf_counter(); fn(); xs.append(time.perf_counter() - a)
     return xs
 
+def state(sid, key):
+    for line in sh("sbx-inspect", sid).splitlines():
+        k, _, v = line.strip().partition(":")
+        if k == key:
+            return v.strip().strip('"')
+    return None
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else None
     sid = sh("sbx-provision", minimal)
+    # the same sandbox without its runner: sbx-run does the whole run itself
+    bare = sh("sbx-provision", minimal)
+    os.kill(int(state(bare, "runner_pid")), 9)
+    init = state(sid, "pid")
     bundle = runc_bundle(root) if shutil.which("runc") else None
     cmds = {
         "floor (clone3 + exec)": floor,
@@ -28,6 +39,8 @@ def main():
         "sbx-run -m minimal.yaml (one-shot)": f"sbx-run -m {minimal} -- /bin/true",
         "/bin/true": "/bin/true",
         "sbx-run ID (exec into a sandbox)": f"sbx-run {sid} -- /bin/true",
+        "sbx-run ID, no runner": f"sbx-run {bare} -- /bin/true",
+        "nsenter -t INIT -a (setns + exec)": f"nsenter -t {init} -a /bin/true",
     }
     if bundle:
         cmds["runc run"] = f"runc run --bundle {bundle} sbx-bench-{os.getpid()}"
@@ -37,7 +50,7 @@ def main():
     times["sbx provision + gc"] = loop(
         lambda: subprocess.run(["sbx-gc", sh("sbx-provision", minimal)], check=True,
                                stdout=subprocess.DEVNULL), max(20, RUNS // 4))
-    sh("sbx-gc", sid)
+    sh("sbx-gc", sid, bare)
     # 100 sandboxes provisioned in parallel
     a = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(8) as ex:
@@ -47,9 +60,11 @@ def main():
 
     ref = {"sbx-run -m minimal.yaml (one-shot)": "bwrap --unshare-all",
            "sbx-run ID (exec into a sandbox)": "/bin/true",
+           "sbx-run ID, no runner": "/bin/true",
+           "nsenter -t INIT -a (setns + exec)": "/bin/true",
            "sbx provision + gc": "bwrap --unshare-all"}
     goals = {"sbx-run -m minimal.yaml (one-shot)": "<= 1.0x bwrap, <= 1.6x floor",
-             "sbx-run ID (exec into a sandbox)": "<= 2.0x /bin/true",
+             "sbx-run ID (exec into a sandbox)": "<= 2.0x /bin/true, <= 1.0x nsenter",
              "sbx provision + gc": "<= 1.5x bwrap"}
     print(f"{'command':<38} {'median':>9} {'p90':>9}  {'ratio':>14}  goal")
     rows = ratio_rows(times, ref)
@@ -57,6 +72,8 @@ def main():
         extra = ""
         if n.startswith("sbx-run -m"):
             extra = f", {m / med(times['floor (clone3 + exec)']):.1f}x floor"
+        if n.startswith("sbx-run ID"):
+            extra = f", {m / med(times['nsenter -t INIT -a (setns + exec)']):.1f}x nsenter"
         rs = f"{ratio:.1f}x {ref[n].split()[0]}" if ratio else ""
         print(f"{n:<38} {m:8.2f}ms {p:8.2f}ms  {rs:>14}{extra}  {goals.get(n, '')}")
     print(f"{'100 sandboxes provisioned in parallel':<38} {par:8.1f}/s")
