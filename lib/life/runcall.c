@@ -88,19 +88,6 @@ sbx_runner_wait(int token)
 		close(token);
 }
 
-/* s (and a NUL) at *at in buf of size size; -1 when it does not fit. */
-static int
-put_str(char *buf, size_t size, size_t *at, const char *s)
-{
-	size_t n = strlen(s) + 1;
-
-	if (n > size - *at)
-		return -1;
-	memcpy(buf + *at, s, n);
-	*at += n;
-	return 0;
-}
-
 /* The request for x into buf; its length, or 0 when it does not fit. */
 static size_t
 request(const struct sbx_exec *x, char *buf, size_t size)
@@ -111,14 +98,14 @@ request(const struct sbx_exec *x, char *buf, size_t size)
 
 	memset(rq, 0, sizeof *rq);
 	for (argc = 0; x->argv[argc] != NULL; argc++)
-		if (put_str(buf, size, &at, x->argv[argc]) == -1)
+		if (runner_put_str(buf, size, &at, x->argv[argc]) == -1)
 			return 0;
 	for (i = 0; i < x->n_env; i++)
-		if (put_str(buf, size, &at, x->env[i]) == -1)
+		if (runner_put_str(buf, size, &at, x->env[i]) == -1)
 			return 0;
-	if ((x->workdir && put_str(buf, size, &at, x->workdir) == -1) ||
-	    (x->user && put_str(buf, size, &at, x->user) == -1) ||
-	    put_str(buf, size, &at, sbx_audit_correlation()) == -1 ||
+	if ((x->workdir && runner_put_str(buf, size, &at, x->workdir) == -1) ||
+	    (x->user && runner_put_str(buf, size, &at, x->user) == -1) ||
+	    runner_put_str(buf, size, &at, sbx_audit_correlation()) == -1 ||
 	    argc > RUNNER_ARGS_MAX || x->n_env > RUNNER_ARGS_MAX)
 		return 0;
 	mask = umask(077);
@@ -202,30 +189,18 @@ await_reply(int sock, char *buf, size_t size)
 	return n;
 }
 
-/* The next NUL-ended string of the reply's tail, or NULL. */
-static const char *
-take_str(const char *buf, size_t len, size_t *at)
-{
-	const char *p = buf + *at, *end;
-
-	if (*at >= len || (end = memchr(p, '\0', len - *at)) == NULL)
-		return NULL;
-	*at += (size_t)(end - p) + 1;
-	return p;
-}
-
 /* The reply into res and e; -1 for one that does not parse. */
 static int
-take_reply(const char *buf, size_t n, struct sbx_exec_result *res, struct sbx_err *e)
+take_reply(char *buf, size_t n, struct sbx_exec_result *res, struct sbx_err *e)
 {
-	const struct runner_reply *rp = (const struct runner_reply *)(const void *)buf;
+	const struct runner_reply *rp = (const struct runner_reply *)(void *)buf;
 	struct sbx_trace *t = &res->trace;
 	const char *msg, *start, *reason = NULL, *d;
 	size_t at = sizeof *rp, i;
 
 	if (n < sizeof *rp || rp->len != n - sizeof *rp || rp->n_dest > RUNNER_MSG_MAX ||
-	    (msg = take_str(buf, n, &at)) == NULL || (start = take_str(buf, n, &at)) == NULL ||
-	    (rp->has_kill_reason && (reason = take_str(buf, n, &at)) == NULL))
+	    (msg = runner_next_str(buf, n, &at)) == NULL || (start = runner_next_str(buf, n, &at)) == NULL ||
+	    (rp->has_kill_reason && (reason = runner_next_str(buf, n, &at)) == NULL))
 		return -1;
 	res->status = rp->status;
 	if (rp->r == -1) {
@@ -250,7 +225,7 @@ take_reply(const char *buf, size_t n, struct sbx_exec_result *res, struct sbx_er
 	t->egress_sent_bytes = rp->egress_sent_bytes;
 	t->egress_received_bytes = rp->egress_received_bytes;
 	for (i = 0; i < rp->n_dest; i++)
-		if ((d = take_str(buf, n, &at)) == NULL || sbx_strv_add(&t->egress_destinations, d) == -1)
+		if ((d = runner_next_str(buf, n, &at)) == NULL || sbx_strv_add(&t->egress_destinations, d) == -1)
 			return -1;
 	return 0;
 }

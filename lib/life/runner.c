@@ -102,18 +102,6 @@ peer_ok(int c)
 	return 1;
 }
 
-static int
-add_str(char *buf, size_t size, size_t *at, const char *s)
-{
-	size_t n = strlen(s) + 1;
-
-	if (n > size - *at)
-		return -1;
-	memcpy(buf + *at, s, n);
-	*at += n;
-	return 0;
-}
-
 /* A reply of kind, with the run's outcome when it is a result. */
 static void
 reply(int c, int kind, int r, const struct sbx_exec_result *res, const struct sbx_err *e)
@@ -144,13 +132,13 @@ reply(int c, int kind, int r, const struct sbx_exec_result *res, const struct sb
 	rp->egress_denied = t->egress_denied;
 	rp->egress_sent_bytes = t->egress_sent_bytes;
 	rp->egress_received_bytes = t->egress_received_bytes;
-	(void)add_str(buf, sizeof buf, &at, r == -1 ? e->msg : "");
-	(void)add_str(buf, sizeof buf, &at, t->start_time ? t->start_time : "");
+	(void)runner_put_str(buf, sizeof buf, &at, r == -1 ? e->msg : "");
+	(void)runner_put_str(buf, sizeof buf, &at, t->start_time ? t->start_time : "");
 	if (t->kill_reason != NULL)
-		(void)add_str(buf, sizeof buf, &at, t->kill_reason);
+		(void)runner_put_str(buf, sizeof buf, &at, t->kill_reason);
 	/* Destinations past the message's room are left out of the client's copy. */
 	for (i = 0; i < t->egress_destinations.n &&
-	    add_str(buf, sizeof buf, &at, t->egress_destinations.v[i]) == 0; i++)
+	    runner_put_str(buf, sizeof buf, &at, t->egress_destinations.v[i]) == 0; i++)
 		rp->n_dest++;
 	rp->len = (uint32_t)(at - sizeof *rp);
 	(void)send(c, buf, at, MSG_NOSIGNAL);
@@ -170,18 +158,6 @@ ended(void *ctx, int r, const struct sbx_exec_result *res, const struct sbx_err 
 	sv->replied = 1;
 }
 
-/* The next string of a request's tail, or NULL. */
-static char *
-next_str(char *buf, size_t len, size_t *at)
-{
-	char *p = buf + *at, *end;
-
-	if (*at >= len || (end = memchr(p, '\0', len - *at)) == NULL)
-		return NULL;
-	*at += (size_t)(end - p) + 1;
-	return p;
-}
-
 /* The request in buf (n bytes) as x (argv and env point into buf); -1 when
  * it is not one this build sends. */
 static int
@@ -199,7 +175,7 @@ parse_request(char *buf, size_t n, struct sbx_exec *x, char ***argv, const char 
 	    (*argv = calloc(rq->argc + rq->envc + 2, sizeof **argv)) == NULL)
 		return -1;
 	for (i = 0; i < rq->argc + rq->envc; i++)
-		if (((*argv)[i + (i >= rq->argc)] = next_str(buf, n, &at)) == NULL)
+		if (((*argv)[i + (i >= rq->argc)] = runner_next_str(buf, n, &at)) == NULL)
 			return -1;
 	x->argv = *argv;
 	x->env = *argv + rq->argc + 1;
@@ -208,10 +184,10 @@ parse_request(char *buf, size_t n, struct sbx_exec *x, char ***argv, const char 
 		if (strchr(x->env[i], '=') == NULL || x->env[i][0] == '=')
 			return -1;
 	if (((rq->flags & RUNNER_REQ_WORKDIR) &&
-	    ((x->workdir = next_str(buf, n, &at)) == NULL || x->workdir[0] != '/')) ||
-	    ((rq->flags & RUNNER_REQ_USER) && ((x->user = next_str(buf, n, &at)) == NULL ||
+	    ((x->workdir = runner_next_str(buf, n, &at)) == NULL || x->workdir[0] != '/')) ||
+	    ((rq->flags & RUNNER_REQ_USER) && ((x->user = runner_next_str(buf, n, &at)) == NULL ||
 	    sbx_manifest_user_parse(x->user, &u, &g) == -1)) ||
-	    (*corr = next_str(buf, n, &at)) == NULL || at != n)
+	    (*corr = runner_next_str(buf, n, &at)) == NULL || at != n)
 		return -1;
 	x->timeout_s = rq->timeout_s;
 	x->kill_after_s = rq->kill_after_s;

@@ -11,6 +11,7 @@
 #define SBX_RUNNER_PROTO_H
 
 #include <stdint.h>
+#include <string.h>
 
 #define RUNNER_SOCK "run.sock"
 /* Held shared by the manager and every worker (one open file, inherited):
@@ -55,5 +56,30 @@ struct runner_reply {
 	int64_t exit_code, signal, pids_limit_hits;
 	int64_t egress_denied, egress_sent_bytes, egress_received_bytes;
 };
+
+/* str (and its NUL) at *at in buf of size size; -1 when it does not fit. */
+static inline int
+runner_put_str(char *buf, size_t size, size_t *at, const char *str)
+{
+	size_t n = strlen(str) + 1;
+
+	if (n > size - *at)
+		return -1;
+	memcpy(buf + *at, str, n);
+	*at += n;
+	return 0;
+}
+
+/* The NUL-ended string at *at of a message of len bytes, or NULL. */
+static inline char *
+runner_next_str(char *buf, size_t len, size_t *at)
+{
+	char *p = buf + *at, *end;
+
+	if (*at >= len || (end = memchr(p, '\0', len - *at)) == NULL)
+		return NULL;
+	*at += (size_t)(end - p) + 1;
+	return p;
+}
 
 #endif
