@@ -11,6 +11,7 @@
 
 #include "id.h"
 #include "manifest.h"
+#include "sha256.h"
 #include "url.h"
 #include "util.h"
 
@@ -38,7 +39,7 @@ static const char *const trusts[] = { "trusted", "semi-trusted", "untrusted", "s
 static const char *const policies[] = { "deny-all", "egress-allow-list", "host", NULL };
 static const char *const modes[] = { "ro", "rw", NULL };
 static const char *const reasons[] = { "wall-clock", "timeout", "memory", "pids", "disk",
-	"manual", NULL };
+	"manual", "pool-idle", NULL };
 
 /* Paths: absolute, no "." or ".." parts, no empty parts, no trailing slash. */
 static int
@@ -340,6 +341,8 @@ static const struct field rt_fields[] = {
 	{ "one_shot", F_BOOL, RT(one_shot), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "egress_pins", F_STRV, RT(egress_pins), 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "seccomp_digest", F_STR, RT(seccomp_digest), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "pool", F_STR, RT(pool), 0, 0, NULL, NULL, NULL, 0, 0 },
+	{ "pool_key", F_STR, RT(pool_key), 0, 0, NULL, NULL, NULL, 0, 0 },
 	/* Each tier's own, under its name (one per sandbox). */
 	{ "namespace", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
 	{ "oci", F_TIER, 0, 0, 0, NULL, NULL, NULL, 0, 0 },
@@ -945,7 +948,9 @@ sbx_manifest_strip_state(struct sbx_manifest *m)
 	m->rt.runner_pid = m->rt.runner_start_ticks = SBX_UNSET_INT;
 	m->rt.one_shot = 0;
 	free(m->rt.seccomp_digest);
-	m->rt.seccomp_digest = NULL;
+	free(m->rt.pool);
+	free(m->rt.pool_key);
+	m->rt.seccomp_digest = m->rt.pool = m->rt.pool_key = NULL;
 	sbx_strv_free(&m->rt.egress_pins);
 	sbx_node_free(m->rt.tier_state);
 	m->rt.tier_state = NULL;
@@ -1500,6 +1505,34 @@ sbx_manifest_diff(const struct sbx_manifest *a, const struct sbx_manifest *b, ch
 	sbx_manifest_free(&ca);
 	sbx_manifest_free(&cb);
 	return r;
+}
+
+int
+sbx_manifest_digest(const struct sbx_manifest *m, char hex[65])
+{
+	struct sbx_manifest c;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if (sbx_manifest_copy(m, &c, NULL) == -1)
+		return -1;
+	sbx_manifest_strip_state(&c);
+	free(c.sandbox_id);
+	c.sandbox_id = NULL;
+	if ((f = open_memstream(&buf, &len)) == NULL) {
+		sbx_manifest_free(&c);
+		return -1;
+	}
+	r = sbx_manifest_emit(f, &c, SBX_FMT_JSON);
+	if (fclose(f) != 0)
+		r = -1;
+	if (r == 0)
+		sbx_sha256_hex(buf, len, hex);
+	free(buf);
+	sbx_manifest_free(&c);
+	return r == 0 ? 0 : -1;
 }
 
 int

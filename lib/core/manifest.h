@@ -84,6 +84,8 @@ struct sbx_runtime {
 	int one_shot;                 /* made by a one-shot run (sbx-run -m), gone with it */
 	struct sbx_strv egress_pins;  /* "NAME ADDRESS": host names as resolved at provision */
 	char *seccomp_digest;         /* security.seccomp PATH: "sha256:HEX" of the program kept */
+	char *pool, *pool_key;        /* a warm pool's member, until claimed: the pool's name, and
+	                               * its manifest's sbx_manifest_digest (pools/KEY/ID) */
 	/* runtime_state.<tier>: the tier's own state, a map of scalars that
 	 * only its driver reads and writes (sbx_rt_*); tier names its key. */
 	char tier[16];
@@ -134,6 +136,13 @@ int sbx_rt_bool(const struct sbx_manifest *m, const char *key);
 int sbx_rt_set_int(struct sbx_manifest *m, const char *key, long long v);
 int sbx_rt_set_str(struct sbx_manifest *m, const char *key, const char *v);
 int sbx_rt_set_bool(struct sbx_manifest *m, const char *key, int v);
+
+/*
+ * What identifies a manifest whatever its sandbox_id and state keys: the
+ * sha256 of its canonical JSON, as 64 hex digits (a warm pool's key: two
+ * manifests with the same digest make the same sandbox). -1: out of memory.
+ */
+int sbx_manifest_digest(const struct sbx_manifest *m, char hex[65]);
 
 /* Parse and validate a manifest or state document; sets no defaults. */
 int sbx_manifest_parse(const char *name, const char *buf, size_t len, struct sbx_manifest *m,

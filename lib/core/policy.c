@@ -72,6 +72,8 @@ struct sbx_policy {
 	int allow[ALLOW_N], l_allow[ALLOW_N];
 	double lim[R_N], def[R_N];  /* NAN: none */
 	int l_lim[R_N], l_def[R_N];
+	struct sbx_pool_conf *pools;
+	size_t n_pools;
 };
 
 static char *policy_path;
@@ -93,6 +95,11 @@ sbx_policy_free(struct sbx_policy *p)
 	for (i = 0; i < p->n_mounts; i++)
 		free(p->mounts[i].path);
 	free(p->mounts);
+	for (i = 0; i < p->n_pools; i++) {
+		free(p->pools[i].name);
+		free(p->pools[i].manifest);
+	}
+	free(p->pools);
 	sbx_strv_free(&p->rootfs);
 	sbx_strv_free(&p->caps);
 	sbx_strv_free(&p->seccomp_files);
@@ -274,6 +281,88 @@ get_mounts(struct pctx *c, const struct sbx_node *n, struct sbx_policy *p)
 	return 0;
 }
 
+/* A pool's name: what a directory and a log line can hold as it is. */
+static int
+good_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= 32 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_") == n &&
+	    s[0] != '-';
+}
+
+static int
+get_pools(struct pctx *c, const struct sbx_node *n, struct sbx_policy *p)
+{
+	size_t i, j;
+	double v;
+
+	if (n->type != SBX_SEQ)
+		return perr(c, n, "pools: expected a list of {name, manifest, size, max_idle_s, "
+		    "refill}");
+	if ((p->pools = calloc(n->n + 1, sizeof *p->pools)) == NULL)
+		return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
+	for (i = 0; i < n->n; i++) {
+		const struct sbx_node *it = n->kids[i];
+		struct sbx_pool_conf *pc = &p->pools[i];
+
+		p->n_pools = i + 1;
+		pc->line = it->line;
+		pc->size = 1;
+		pc->max_idle_s = 3600;
+		if (it->type != SBX_MAP)
+			return perr(c, it, "pools: expected {name, manifest, size, max_idle_s, refill}");
+		for (j = 0; j < it->n; j += 2) {
+			const char *k = it->kids[j]->str;
+			const struct sbx_node *val = it->kids[j + 1];
+			char **slot = strcmp(k, "name") == 0 ? &pc->name : strcmp(k, "manifest") == 0 ?
+			    &pc->manifest : NULL;
+
+			if (slot != NULL) {
+				if (val->type != SBX_SCALAR || (slot == &pc->name ? !good_name(val->str) :
+				    !good_path(val->str)))
+					return perr(c, val, "pools: %s: '%.80s' is not %s", k, val->type ==
+					    SBX_SCALAR ? val->str : "", slot == &pc->name ? "a name (1 to 32 "
+					    "of a-z, 0-9, - and _)" : "an absolute, normalized path");
+				free(*slot);
+				if ((*slot = strdup(val->str)) == NULL)
+					return sbx_err_set(c->e, SBX_EX_OSERR, "out of memory");
+			} else if (strcmp(k, "size") == 0) {
+				/* 0 keeps a pool's name while it makes no members. */
+				if (val->type == SBX_SCALAR && strcmp(val->str, "0") == 0)
+					v = 0;
+				else if (get_num(c, val, "pools: size", 256, 1, &v) == -1)
+					return -1;
+				pc->size = (long long)v;
+			} else if (strcmp(k, "max_idle_s") == 0) {
+				if (get_num(c, val, "pools: max_idle_s", 31536000, 1, &v) == -1)
+					return -1;
+				pc->max_idle_s = (long long)v;
+			} else if (strcmp(k, "refill") == 0 && val->type == SBX_SCALAR &&
+			    (strcmp(val->str, "watchdog") == 0 || strcmp(val->str, "claim") == 0)) {
+				pc->refill_on_claim = strcmp(val->str, "claim") == 0;
+			} else {
+				return perr(c, it->kids[j], "pools: '%.80s' must be name, manifest, size, "
+				    "max_idle_s, or refill: watchdog or claim", k);
+			}
+		}
+		if (pc->name == NULL || pc->manifest == NULL)
+			return perr(c, it, "pools: an entry needs a name and a manifest");
+		for (j = 0; j < i; j++)
+			if (strcmp(p->pools[j].name, pc->name) == 0)
+				return perr(c, it, "pools: %s is named twice (line %d)", pc->name,
+				    p->pools[j].line);
+	}
+	return 0;
+}
+
+size_t
+sbx_policy_pools(const struct sbx_policy *p, const struct sbx_pool_conf **out)
+{
+	*out = p->pools;
+	return p->n_pools;
+}
+
 static int
 get_res(struct pctx *c, const struct sbx_node *n, const char *where, int limits,
     struct sbx_policy *p)
@@ -360,12 +449,14 @@ parse_key(struct pctx *c, const struct sbx_node *k, const struct sbx_node *v,
 #undef LIST
 	if (strcmp(key, "allow") == 0)
 		return get_allow(c, v, p);
+	if (strcmp(key, "pools") == 0)
+		return get_pools(c, v, p);
 	if (strcmp(key, "limits") == 0)
 		return get_res(c, v, "limits", 1, p);
 	if (strcmp(key, "defaults") == 0)
 		return get_res(c, v, "defaults", 0, p);
 	return perr(c, k, "unknown key '%.80s' (known: max_trust, mounts, rootfs, capabilities, "
-	    "seccomp_files, allow, network_policies, allowed_egress, limits, defaults)", key);
+	    "seccomp_files, allow, network_policies, allowed_egress, limits, defaults, pools)", key);
 }
 
 int

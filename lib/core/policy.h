@@ -52,6 +52,19 @@ int sbx_policy_check(const struct sbx_policy *p, const struct sbx_store *s,
 int sbx_policy_check_limits(const struct sbx_policy *p, const struct sbx_store *s,
     const struct sbx_manifest *m, struct sbx_err *e);
 /*
+ * A warm pool (pools: in the policy): size members made from the manifest
+ * file, each destroyed after max_idle_s unclaimed; refill_on_claim: a claim
+ * starts the member that replaces it (else only the refiller does).
+ */
+struct sbx_pool_conf {
+	char *name, *manifest;
+	long long size, max_idle_s;
+	int refill_on_claim, line;
+};
+/* The policy's pools, in its order: their number; *out is the policy's array. */
+size_t sbx_policy_pools(const struct sbx_policy *p, const struct sbx_pool_conf **out);
+
+/*
  * Refuse (77) a host path that is never mountable, checked on the opened
  * object fd (O_PATH), so a path swapped after the policy check cannot slip
  * in: what lies on /proc, /sys, /dev, /run or any kernel filesystem, what is

@@ -286,23 +286,24 @@ cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int
-sbx_store_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err *e)
+/* The names in directory p that valid() accepts, sorted. */
+static int
+list_dir(const char *p, int (*valid)(const char *), char ***names, size_t *n,
+    struct sbx_err *e)
 {
-	char p[1100], **v = NULL, **nv, *id;
+	char **v = NULL, **nv, *name;
 	size_t k = 0;
 	DIR *d;
 	struct dirent *de;
 
-	snprintf(p, sizeof p, "%s/sandboxes", s->root);
 	if ((d = opendir(p)) == NULL)
 		return sbx_err_sys(e, 0, "%s", p);
 	while ((de = readdir(d)) != NULL) {
-		if (!sbx_id_valid(de->d_name))
+		if (!valid(de->d_name))
 			continue;
-		id = strdup(de->d_name);
-		if (id == NULL || (nv = realloc(v, (k + 1) * sizeof *v)) == NULL) {
-			free(id);
+		name = strdup(de->d_name);
+		if (name == NULL || (nv = realloc(v, (k + 1) * sizeof *v)) == NULL) {
+			free(name);
 			while (k > 0)
 				free(v[--k]);
 			free(v);
@@ -310,12 +311,99 @@ sbx_store_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err
 			return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 		}
 		v = nv;
-		v[k++] = id;
+		v[k++] = name;
 	}
 	closedir(d);
 	if (k > 0)
 		qsort(v, k, sizeof *v, cmp);
-	*ids = v;
+	*names = v;
 	*n = k;
 	return 0;
+}
+
+int
+sbx_store_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err *e)
+{
+	char p[1100];
+
+	snprintf(p, sizeof p, "%s/sandboxes", s->root);
+	return list_dir(p, sbx_id_valid, ids, n, e);
+}
+
+/* A pool's key: a manifest's digest, 64 lower-case hex digits. */
+static int
+key_valid(const char *k)
+{
+	return strlen(k) == 64 && strspn(k, "0123456789abcdef") == 64;
+}
+
+static int
+pool_path(const struct sbx_store *s, const char *key, const char *id, char *p, size_t size)
+{
+	if (!key_valid(key) || (id != NULL && !sbx_id_valid(id)))
+		return -1;
+	return snprintf(p, size, "%s/pools/%s%s%s", s->root, key, id ? "/" : "", id ? id : "") >=
+	    (int)size ? -1 : 0;
+}
+
+int
+sbx_store_pool_add(const struct sbx_store *s, const char *key, const char *id, struct sbx_err *e)
+{
+	char p[1200];
+	int fd;
+
+	snprintf(p, sizeof p, "%s/pools", s->root);
+	if (mkdir(p, 0700) == -1 && errno != EEXIST)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	if (pool_path(s, key, NULL, p, sizeof p) == -1)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "pool key %.70s: not a digest", key);
+	if (mkdir(p, 0700) == -1 && errno != EEXIST)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	pool_path(s, key, id, p, sizeof p);
+	if ((fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s", p);
+	close(fd);
+	return 0;
+}
+
+int
+sbx_store_pool_take(const struct sbx_store *s, const char *key, const char *id)
+{
+	char p[1200];
+
+	return pool_path(s, key, id, p, sizeof p) == 0 && unlink(p) == 0 ? 0 : -1;
+}
+
+int
+sbx_store_pool_has(const struct sbx_store *s, const char *key, const char *id)
+{
+	char p[1200];
+
+	return pool_path(s, key, id, p, sizeof p) == 0 && access(p, F_OK) == 0;
+}
+
+int
+sbx_store_pool_list(const struct sbx_store *s, const char *key, char ***ids, size_t *n,
+    struct sbx_err *e)
+{
+	char p[1200];
+
+	*ids = NULL;
+	*n = 0;
+	if (key == NULL) {
+		snprintf(p, sizeof p, "%s/pools", s->root);
+		return list_dir(p, key_valid, ids, n, e) == -1 && errno != ENOENT ? -1 : 0;
+	}
+	if (pool_path(s, key, NULL, p, sizeof p) == -1)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "pool key %.70s: not a digest", key);
+	return list_dir(p, sbx_id_valid, ids, n, e) == -1 && errno != ENOENT ? -1 : 0;
+}
+
+void
+sbx_store_pool_prune(const struct sbx_store *s, const char *key)
+{
+	char p[1200];
+
+	if (pool_path(s, key, NULL, p, sizeof p) == 0)
+		(void)rmdir(p);
 }

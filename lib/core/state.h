@@ -64,5 +64,20 @@ void sbx_store_gone_prune(const struct sbx_store *s, double max_age_s, int dry,
     void (*report)(void *ctx, const char *kind, const char *name), void *ctx);
 /* The IDs of every sandbox, sorted; caller frees each and the array. */
 int sbx_store_list(const struct sbx_store *s, char ***ids, size_t *n, struct sbx_err *e);
+/*
+ * Warm pools' members, by the pool's key (its manifest's digest): an empty
+ * file pools/KEY/ID per member that is unclaimed. Taking it (unlinking) is
+ * the claim: one caller wins. add: -1 with e; take: 0 this caller took it,
+ * -1 it was not there. list: the members of key, or (key NULL) the keys
+ * with a directory; a root with none is no error. prune: an empty key's
+ * directory goes.
+ */
+int sbx_store_pool_add(const struct sbx_store *s, const char *key, const char *id,
+    struct sbx_err *e);
+int sbx_store_pool_take(const struct sbx_store *s, const char *key, const char *id);
+int sbx_store_pool_has(const struct sbx_store *s, const char *key, const char *id);
+int sbx_store_pool_list(const struct sbx_store *s, const char *key, char ***ids, size_t *n,
+    struct sbx_err *e);
+void sbx_store_pool_prune(const struct sbx_store *s, const char *key);
 
 #endif

@@ -14,11 +14,13 @@ static const char *const names[] = {
 	[SBX_STATUS_PAUSED] = "paused",
 	[SBX_STATUS_CLEANUP] = "cleanup",
 	[SBX_STATUS_TERMINATED] = "terminated",
+	[SBX_STATUS_POOLED] = "pooled",
 	[SBX_STATUS_RUNNING] = "running",
 };
 
 /*
- * Every move a tool asks for: provision (none -> provisioning -> ready),
+ * Every move a tool asks for: provision (none -> provisioning -> ready, or
+ * -> pooled for a warm pool's member, which its claim makes ready),
  * pause and resume (ready <-> paused; resuming a view's executing or an
  * interrupted snapshot gives ready), snapshot (ready -> snapshotting -> ready),
  * destroy and expiry (anything -> cleanup -> terminated; a terminated one is
@@ -30,6 +32,9 @@ static const struct {
 	{ SBX_STATUS_NONE, SBX_STATUS_PROVISIONING },
 	{ SBX_STATUS_PROVISIONING, SBX_STATUS_READY },
 	{ SBX_STATUS_PROVISIONING, SBX_STATUS_CLEANUP },
+	{ SBX_STATUS_PROVISIONING, SBX_STATUS_POOLED },
+	{ SBX_STATUS_POOLED, SBX_STATUS_READY },
+	{ SBX_STATUS_POOLED, SBX_STATUS_CLEANUP },
 	{ SBX_STATUS_READY, SBX_STATUS_SNAPSHOTTING },
 	{ SBX_STATUS_READY, SBX_STATUS_PAUSED },
 	{ SBX_STATUS_READY, SBX_STATUS_CLEANUP },

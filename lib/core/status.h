@@ -3,8 +3,8 @@
  * The lifecycle (SPEC §4, sbx(7) LIFECYCLE): a sandbox's status, its names in
  * the state document, and the one table of moves between them.
  *
- * The state store writes provisioning, ready, snapshotting, paused, cleanup
- * and terminated. A view (sbx_sandbox_view) also derives two without a write:
+ * The state store writes provisioning, pooled, ready, snapshotting, paused,
+ * cleanup and terminated. A view (sbx_sandbox_view) also derives two without a write:
  * executing (ready, runs in progress) and terminated (init gone, or lifetime
  * over); the moves out of executing exist because callers act on a view.
  * forking and merging (SPEC §4) are states nothing enters: a fork of a live
@@ -23,6 +23,8 @@ enum sbx_status {
 	SBX_STATUS_PAUSED,
 	SBX_STATUS_CLEANUP,
 	SBX_STATUS_TERMINATED,
+	/* A warm pool's member (sbx-policy(5) pools): made, not yet claimed. */
+	SBX_STATUS_POOLED,
 	/* "running", the seed documents' word (SPEC §3: the seed's example is
 	 * accepted as it stands): read in a manifest, where status is ignored;
 	 * never written, refused in a state document, in no move. */

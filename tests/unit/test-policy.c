@@ -193,5 +193,28 @@ main(void)
 	ok(parse_fails("allowed_egress: [\"10.0.0.0/33:1\"]\n", "allowed_egress"),
 	    "policy: egress entries are checked");
 	ok(parse_fails("x: &a 1\n", "anchors"), "policy: as strict as a manifest");
+	/* Warm pools: their keys, their defaults, what is refused. */
+	{
+		const struct sbx_pool_conf *pc;
+
+		p = policy("pools:\n  - {name: py, manifest: /etc/sbx/py.yaml, size: 3, refill: claim}\n"
+		    "  - {name: sh-2, manifest: /etc/sbx/sh.yaml, size: 0}\n");
+		ok(p != NULL && sbx_policy_pools(p, &pc) == 2 && strcmp(pc[0].name, "py") == 0 &&
+		    pc[0].size == 3 && pc[0].refill_on_claim && pc[0].max_idle_s == 3600 &&
+		    pc[1].size == 0 && !pc[1].refill_on_claim,
+		    "policy: pools are read with their defaults (max_idle_s 3600, refill watchdog)");
+		sbx_policy_free(p);
+		p = policy("{}");
+		ok(p != NULL && sbx_policy_pools(p, &pc) == 0, "policy: no pools built in");
+		sbx_policy_free(p);
+	}
+	ok(parse_fails("pools:\n  - {name: a, manifest: rel.yaml}\n", "not an absolute"),
+	    "policy: a pool's manifest is an absolute path");
+	ok(parse_fails("pools:\n  - {name: a, manifest: /a.yaml, size: 257}\n", "size"),
+	    "policy: a pool's size is at most 256");
+	ok(parse_fails("pools:\n  - {name: a, manifest: /a.yaml, refill: often}\n", "refill"),
+	    "policy: refill is watchdog or claim");
+	ok(parse_fails("pools:\n  - {manifest: /a.yaml}\n", "needs a name"),
+	    "policy: a pool needs a name");
 	return done_testing();
 }
