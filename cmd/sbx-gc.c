@@ -6,6 +6,7 @@
 #include "common.h"
 #include "gc.h"
 #include "id.h"
+#include "pool.h"
 #include "remote.h"
 #include "sandbox.h"
 #include "snapshot.h"
@@ -43,6 +44,12 @@ report(void *ctx, const char *kind, const char *name)
 		printf("%s sandbox %s\n", dry ? "would thaw" : "thawed", name);
 	else
 		printf("%s%s %s\n", dry ? "would remove " : "removed ", kind, name);
+}
+
+static void
+retired(void *ctx, const char *pool, const char *id, const char *why)
+{
+	printf("%s\n", id);
 }
 
 static int
@@ -155,6 +162,10 @@ main(int argc, char *argv[])
 	if (argc == 0) {
 		if (sbx_gc_sweep(&store, dry, report, &dry, &e) == -1)
 			sbx_die(&e, "sweep");
+		/* Warm pools' members past their idle age, beyond their pool's size,
+		 * or of a pool the policy no longer names (filling is the refiller's). */
+		if (!dry && sbx_pools_tend(&store, 0, retired, NULL, &e) == -1)
+			sbx_die(&e, "warm pools");
 		/* Without --keep-last or --max-age every snapshot stays; what no
 		 * snapshot names (layers, cache, temporary files) still goes. */
 		if (sbx_snapshot_retain(&store, sbx_sandbox_users, keep_last, max_age, dry, report,

@@ -4,9 +4,31 @@
 
 #include "common.h"
 #include "id.h"
+#include "pool.h"
 #include "sandbox.h"
 #include "util.h"
 #include "watchdog.h"
+
+struct pools {
+	const struct sbx_store *s;
+	char said[sizeof ((struct sbx_err *)0)->msg];
+};
+
+/* The --all watchdog is the warm pools' refiller: each second, each pool is
+ * filled, its stale members retired; a failure is said once, not each time. */
+static void
+keep_pools(void *ctx)
+{
+	struct pools *p = ctx;
+	struct sbx_err e = { 0 };
+
+	if (sbx_pools_tend(p->s, SBX_POOLS_FILL | SBX_POOLS_NO_WATCHDOG, NULL, NULL, &e) == 0)
+		p->said[0] = '\0';
+	else if (strcmp(p->said, e.msg) != 0) {
+		fprintf(stderr, "sbx-watchdog: warm pools: %s\n", e.msg);
+		snprintf(p->said, sizeof p->said, "%s", e.msg);
+	}
+}
 
 static void __attribute__((noreturn))
 usage(int code)
@@ -16,7 +38,8 @@ usage(int code)
 	    "       sbx-watchdog [--once] [-i SECONDS] --all\n"
 	    "       sbx-watchdog --extend SECONDS ID\n",
 	    "Enforce a sandbox's lifetime and watch its memory, from outside.\n\n"
-	    "      --all                supervise every sandbox of the state root\n"
+	    "      --all                supervise every sandbox of the state root, and keep\n"
+	    "                           the policy's warm pools full\n"
 	    "      --once               one pass, then exit\n"
 	    "  -i, --interval SECONDS   memory sampling interval, 0.01 to 60 (default 0.1)\n"
 	    "      --extend SECONDS     give a live sandbox SECONDS more, within the policy\n"
@@ -39,6 +62,7 @@ main(int argc, char *argv[])
 	struct sbx_err e = { 0 };
 	struct sbx_store store;
 	struct sbx_wd_opts o = { 0 };
+	struct pools pools = { 0 };
 	int c, all = 0;
 	double extend = 0, until;
 	char *end, when[40];
@@ -79,6 +103,11 @@ main(int argc, char *argv[])
 		sbx_time_rfc3339_ms(when, sizeof when, until);
 		printf("%s\n", when);
 		return sbx_flush_stdout();
+	}
+	pools.s = &store;
+	if (all && !o.once) {
+		o.tick = keep_pools;
+		o.tick_ctx = &pools;
 	}
 	if (sbx_watchdog(&store, &o, &e) == -1)
 		sbx_die(&e, o.id ? o.id : "--all");

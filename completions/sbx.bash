@@ -14,7 +14,7 @@ _sbx_snaps() {
 _sbx_prog() {
 	local prog=$1 cur=$2 prev=$3 opts
 	case $prog in
-	sbx-provision) opts="-n --dry-run --no-watchdog -o --output -c --correlation-id -P --policy -h --help -V --version" ;;
+	sbx-provision) opts="-n --dry-run --no-watchdog --fill-pools -o --output -c --correlation-id -P --policy -h --help -V --version" ;;
 	sbx-run) opts="-t --tty -m --manifest -e --env -w --workdir -u --user -T --timeout -k --kill-after --trace --snapshot-before -o --output --max-output -d --detach --once --wait --signal --session --restart -c --correlation-id -P --policy -h --help -V --version" ;;
 	sbx-snap) opts="--id --no-memory --progress --store -o --output -f --file -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;
 	sbx-fork) opts="-n --count --id --select --store -o --output --progress -m --manifest -P --policy -c --correlation-id -h --help -V --version" ;;

@@ -18,6 +18,7 @@ end
 
 complete -c sbx-provision -s n -l dry-run -d 'check and print, create nothing'
 complete -c sbx-provision -l no-watchdog -d 'start no per-sandbox watchdog'
+complete -c sbx-provision -l fill-pools -d 'make the members the warm pools lack'
 complete -c sbx-provision -s o -l output -x -a 'yaml json' -d 'output format'
 complete -c sbx-provision -s c -l correlation-id -x -d 'audit correlation ID'
 complete -c sbx-provision -s P -l policy -r -F -d 'the operator policy file'

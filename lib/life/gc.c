@@ -108,6 +108,16 @@ sbx_gc_sweep(const struct sbx_store *s, int dry_run, sbx_gc_report report, void 
 					m.status = SBX_STATUS_TERMINATED;
 				}
 			}
+			if (m.status == SBX_STATUS_POOLED && (m.rt.pool_key == NULL ||
+			    !sbx_store_pool_has(s, m.rt.pool_key, ids[i]))) {
+				/* A pool's member out of its pool: its claim died midway. */
+				int lock = sbx_store_lock(s, ids[i], 1, 0, NULL);
+
+				if (lock != -1) {
+					close(lock);
+					m.status = SBX_STATUS_TERMINATED;
+				}
+			}
 			if (m.status == SBX_STATUS_TERMINATED) {
 				report(ctx, "sandbox", ids[i]);
 				if (!dry_run && sbx_gc_destroy(s, ids[i], &one) == -1 && r == 0) {

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Making a sandbox: see provision.h. */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -173,16 +177,229 @@ create(const struct sbx_store *s, const struct sbx_driver *drv, struct sbx_manif
 	return r;
 }
 
+/*
+ * m as the policy makes it (its defaults in, held to its ceilings); defaulted
+ * gets what the defaults filled. A pool's key and a claim are of this form.
+ */
+static int
+prepare(const struct sbx_store *s, const struct sbx_policy *pol, struct sbx_manifest *m,
+    char *defaulted, size_t size, struct sbx_err *e)
+{
+	sbx_policy_defaults(pol, s, m, defaulted, size);
+	if (sbx_manifest_defaults(m, e) == -1 || check_policy(pol, s, m, e) == -1)
+		return -1;
+	/* A seccomp policy file is read now, to say what is wrong with it before
+	 * anything is made (the driver compiles it from its own read). */
+	if (m->security.seccomp[0] == '/' && sbx_seccomp_check(m->security.seccomp, e) == -1)
+		return sbx_err_prefix(e, "security.seccomp");
+	return 0;
+}
+
+static const struct sbx_pool_conf *
+pool_named(const struct sbx_policy *pol, const char *name)
+{
+	const struct sbx_pool_conf *pc;
+	size_t n = sbx_policy_pools(pol, &pc), i;
+
+	for (i = 0; name != NULL && i < n; i++)
+		if (strcmp(pc[i].name, name) == 0)
+			return &pc[i];
+	return NULL;
+}
+
+/*
+ * A claim's refill: one member made in the background, detached like the
+ * watchdog, so that the claim returns now. Its failure is the audit log's.
+ */
+static void
+refill_later(const struct sbx_store *s, const struct sbx_pool_conf *pc)
+{
+	struct sbx_err e;
+	char id[SBX_ID_MAX + 1], title[64];
+	int fd;
+
+	if (fork() != 0)
+		return;
+	setsid();
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	syscall(SYS_close_range, 3, ~0U, 0);
+	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	snprintf(title, sizeof title, "sbx-pool-refill %s", pc->name);
+	sbx_proc_title(title);
+	if (sbx_provision_member(s, pc, 0, id, sizeof id, &e) == -1)
+		sbx_audit(s, NULL, "pool-refill", "error", e.msg, NULL);
+	_exit(0);
+}
+
+/*
+ * Claim member id of the pool keyed key for m: 1 claimed (m becomes its
+ * state, made ready, its lifetime starting now), 0 not this one (taken by
+ * another, busy or gone), -1 e. Taking the member's pools/KEY/ID under its
+ * lock is the claim; a claimer that dies after leaves a pooled sandbox with
+ * no entry, which the sweep removes.
+ */
+static int
+claim_one(const struct sbx_store *s, const struct sbx_policy *pol, const char *key,
+    const char *id, struct sbx_manifest *m, int flags, struct sbx_err *e)
+{
+	const struct sbx_pool_conf *pc;
+	struct sbx_manifest got;
+	struct sbx_err one;
+	char digest[65], detail[160];
+	double now;
+	int lock;
+
+	if ((lock = sbx_store_lock(s, id, 1, 0, &one)) == -1) {
+		if (one.code == SBX_EX_NOINPUT)
+			(void)sbx_store_pool_take(s, key, id);   /* destroyed meanwhile */
+		return 0;
+	}
+	if (sbx_state_load(s, id, &got, &one) == -1) {
+		close(lock);
+		return 0;
+	}
+	if (got.status != SBX_STATUS_POOLED || got.rt.pool_key == NULL ||
+	    strcmp(got.rt.pool_key, key) != 0 || sbx_manifest_digest(&got, digest) == -1 ||
+	    strcmp(digest, key) != 0 ||
+	    sbx_store_pool_take(s, key, id) == -1) {
+		sbx_manifest_free(&got);
+		close(lock);
+		return 0;
+	}
+	sbx_crash_point("pool-claim");
+	now = sbx_realtime();
+	pc = pool_named(pol, got.rt.pool);
+	snprintf(detail, sizeof detail, "%s network_policy %s%s from pool %s", got.isolation_level,
+	    got.network_policy, flags & SBX_PROV_ONE_SHOT ? " one-shot" : "", got.rt.pool);
+	free(got.rt.pool);
+	free(got.rt.pool_key);
+	got.rt.pool = got.rt.pool_key = NULL;
+	got.rt.one_shot = (flags & SBX_PROV_ONE_SHOT) != 0;
+	if (sbx_time_set(&got.created_at, now) == -1 ||
+	    sbx_time_set(&got.expires_at, now + (double)got.res.max_wall_clock_s) == -1 ||
+	    sbx_state_transition(&got, SBX_STATUS_READY, e) == -1 || sbx_state_save(s, &got, e) == -1) {
+		/* Its entry is gone: the sweep takes it. */
+		sbx_manifest_free(&got);
+		close(lock);
+		return -1;
+	}
+	(got.rt.one_shot ? sbx_audit_deferred : sbx_audit)(s, id, "provision", "ok", detail, NULL);
+	close(lock);
+	/* Its watchdog reads the lifetime the claim set now, not at the idle deadline. */
+	if (got.rt.watchdog_pid > 0 && sbx_proc_starttime((pid_t)got.rt.watchdog_pid) ==
+	    (unsigned long long)got.rt.watchdog_start_ticks)
+		kill((pid_t)got.rt.watchdog_pid, SIGURG);
+	sbx_manifest_free(m);
+	*m = got;
+	if (pc != NULL && pc->refill_on_claim)
+		refill_later(s, pc);
+	return 1;
+}
+
+/* A member of the warm pool whose manifest is m's, claimed: 1, else 0 (or -1 e). */
+static int
+claim(const struct sbx_store *s, const struct sbx_policy *pol, struct sbx_manifest *m,
+    int flags, struct sbx_err *e)
+{
+	const struct sbx_pool_conf *pc;
+	char key[65], **ids;
+	size_t n, i;
+	int r = 0;
+
+	if (sbx_policy_pools(pol, &pc) == 0)
+		return 0;
+	if (sbx_manifest_digest(m, key) == -1)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	if (sbx_store_pool_list(s, key, &ids, &n, e) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (r == 0)
+			r = claim_one(s, pol, key, ids[i], m, flags, e);
+		free(ids[i]);
+	}
+	free(ids);
+	return r;
+}
+
+static int provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
+    const struct sbx_pool_conf *pool, int *existed, struct sbx_err *e);
+
 int
 sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
     int *existed, struct sbx_err *e)
 {
+	return provision(s, m, flags, NULL, existed, e);
+}
+
+/* pc's manifest, read; a pool's members get IDs of their own. */
+static int
+pool_manifest(const struct sbx_pool_conf *pc, struct sbx_manifest *m, struct sbx_err *e)
+{
+	if (sbx_manifest_load(pc->manifest, m, e) == -1)
+		return sbx_err_prefix(e, "pool %s: manifest", pc->name);
+	if (m->sandbox_id != NULL) {
+		sbx_manifest_free(m);
+		return sbx_err_set(e, SBX_EX_DATAERR, "pool %s: manifest %s names a sandbox_id; a "
+		    "pool's members get IDs of their own", pc->name, pc->manifest);
+	}
+	return 0;
+}
+
+int
+sbx_provision_key(const struct sbx_store *s, const struct sbx_pool_conf *pc, char key[65],
+    struct sbx_err *e)
+{
+	const struct sbx_policy *pol;
+	struct sbx_manifest m;
+	char defaulted[256];
+	int r;
+
+	if ((pol = sbx_policy_get(s, e)) == NULL || pool_manifest(pc, &m, e) == -1)
+		return -1;
+	sbx_manifest_strip_state(&m);
+	r = prepare(s, pol, &m, defaulted, sizeof defaulted, e);
+	if (r == -1)
+		sbx_err_prefix(e, "pool %s: manifest %s", pc->name, pc->manifest);
+	else if ((r = sbx_manifest_digest(&m, key)) == -1)
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+	sbx_manifest_free(&m);
+	return r;
+}
+
+int
+sbx_provision_member(const struct sbx_store *s, const struct sbx_pool_conf *pc, int flags,
+    char *id, size_t size, struct sbx_err *e)
+{
+	struct sbx_manifest m;
+	int existed, r;
+
+	if (pool_manifest(pc, &m, e) == -1)
+		return -1;
+	r = provision(s, &m, flags & SBX_PROV_NO_WATCHDOG, pc, &existed, e);
+	if (r == -1)
+		sbx_err_prefix(e, "pool %s", pc->name);
+	else
+		snprintf(id, size, "%s", m.sandbox_id);
+	sbx_manifest_free(&m);
+	return r;
+}
+
+static int
+provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
+    const struct sbx_pool_conf *pool, int *existed, struct sbx_err *e)
+{
 	int dry_run = flags & SBX_PROV_DRY_RUN;
 	const struct sbx_policy *pol;
 	const struct sbx_driver *drv;
-	char id[SBX_ID_MAX + 1], defaulted[256];
+	char id[SBX_ID_MAX + 1], defaulted[256], key[65];
 	double now = sbx_realtime();
-	int lock = -1, slock = -1, tries;
+	int lock = -1, slock = -1, tries, r;
 
 	*existed = 0;
 	if (!dry_run)
@@ -193,15 +410,15 @@ sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 	 * only by a real provision. */
 	if ((pol = sbx_policy_get(s, e)) == NULL)
 		return -1;
-	sbx_policy_defaults(pol, s, m, defaulted, sizeof defaulted);
-	if (sbx_manifest_defaults(m, e) == -1 || check_policy(pol, s, m, e) == -1)
+	if (prepare(s, pol, m, defaulted, sizeof defaulted, e) == -1)
 		return -1;
-	/* A seccomp policy file is read now, to say what is wrong with it before
-	 * anything is made (the driver compiles it from its own read). */
-	if (m->security.seccomp[0] == '/' && sbx_seccomp_check(m->security.seccomp, e) == -1)
-		return sbx_err_prefix(e, "security.seccomp");
 	if (dry_run)
 		return 0;
+	/* A warm pool's member made from this very manifest, where one waits. */
+	if (m->sandbox_id == NULL && pool == NULL && (r = claim(s, pol, m, flags, e)) != 0)
+		return r == 1 ? 0 : -1;
+	if (pool != NULL && sbx_manifest_digest(m, key) == -1)
+		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	if (m->sandbox_id != NULL && reclaim(s, m->sandbox_id, e) == -1)
 		return -1;
 	if (m->sandbox_id != NULL && sbx_store_exists(s, m->sandbox_id))
@@ -225,8 +442,10 @@ sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 	}
 	sbx_crash_point("provision-dir");
 	sbx_store_unmark_gone(s, m->sandbox_id);
+	/* A pool's member lives max_idle_s unclaimed; its claim starts its lifetime. */
 	if (sbx_time_set(&m->created_at, now) == -1 ||
-	    sbx_time_set(&m->expires_at, now + (double)m->res.max_wall_clock_s) == -1 ||
+	    sbx_time_set(&m->expires_at, now + (double)(pool ? pool->max_idle_s :
+	    m->res.max_wall_clock_s)) == -1 ||
 	    sbx_state_transition(m, SBX_STATUS_PROVISIONING, e) == -1 || sbx_state_save(s, m, e) == -1)
 		goto fail;
 	sbx_crash_point("provision-state");
@@ -257,22 +476,34 @@ sbx_provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 
 		(void)sbx_runner_spawn(s, m, &ignored);
 	}
-	if (sbx_state_transition(m, SBX_STATUS_READY, e) == -1 || sbx_state_save(s, m, e) == -1) {
-		struct sbx_err ignored;
-
-		sbx_sandbox_teardown(drv, s, m, &ignored);
-		goto fail;
+	if (pool != NULL && ((m->rt.pool = strdup(pool->name)) == NULL ||
+	    (m->rt.pool_key = strdup(key)) == NULL)) {
+		sbx_err_set(e, SBX_EX_OSERR, "out of memory");
+		goto undo;
 	}
+	if (sbx_state_transition(m, pool ? SBX_STATUS_POOLED : SBX_STATUS_READY, e) == -1 ||
+	    sbx_state_save(s, m, e) == -1)
+		goto undo;
+	/* Claimable once its entry is there, and not before. */
+	if (pool != NULL && sbx_store_pool_add(s, key, m->sandbox_id, e) == -1)
+		goto undo;
 	{
 		char detail[128];
 
-		snprintf(detail, sizeof detail, "%s network_policy %s%s", m->isolation_level,
-		    m->network_policy, m->rt.one_shot ? " one-shot" : "");
+		snprintf(detail, sizeof detail, "%s network_policy %s%s%s%s", m->isolation_level,
+		    m->network_policy, m->rt.one_shot ? " one-shot" : "", pool ? " pooled in " : "",
+		    pool ? pool->name : "");
 		(m->rt.one_shot ? sbx_audit_deferred : sbx_audit)(s, m->sandbox_id, "provision", "ok",
 		    detail, NULL);
 	}
 	close(lock);
 	return 0;
+undo:
+	{
+		struct sbx_err ignored;
+
+		sbx_sandbox_teardown(drv, s, m, &ignored);
+	}
 fail:
 	{
 		struct sbx_err saved = *e, ignored;

@@ -244,6 +244,10 @@ not_ready(const struct sbx_manifest *m, struct sbx_err *e)
 	if (m->status == SBX_STATUS_PAUSED)
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is paused; resume it with "
 		    "sbx-pause -r %s", m->sandbox_id);
+	if (m->status == SBX_STATUS_POOLED)
+		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is a member of warm pool %s, not "
+		    "claimed; sbx-provision the pool's manifest to get one", m->rt.pool ?
+		    m->rt.pool : "?");
 	if (m->status == SBX_STATUS_TERMINATED && m->kill_reason != NULL) {
 		sbx_sandbox_kill_text(m->kill_reason, m, why, sizeof why);
 		return sbx_err_set(e, SBX_EX_RUNFAIL, "sandbox is terminated: %s; destroy it "
@@ -528,6 +532,33 @@ out:
 }
 
 int
+sbx_sandbox_retire(const struct sbx_store *s, const char *id, const char *why, struct sbx_err *e)
+{
+	struct sbx_manifest m;
+	struct sbx_err one;
+	int lock, pooled;
+
+	/* Held: a claim (or another retire) is at it. */
+	if ((lock = sbx_store_lock(s, id, 1, 0, &one)) == -1)
+		return 0;
+	if (sbx_state_load(s, id, &m, &one) == -1) {
+		close(lock);
+		return 0;
+	}
+	/* Under the lock, pooled is unclaimed: a claim makes it ready before it
+	 * lets go, and one that died before has taken the entry, no more. */
+	pooled = m.status == SBX_STATUS_POOLED && m.rt.pool_key != NULL;
+	if (pooled)
+		(void)sbx_store_pool_take(s, m.rt.pool_key, id);
+	sbx_manifest_free(&m);
+	close(lock);
+	if (!pooled)
+		return 0;
+	sbx_audit(s, id, "pool-retire", "ok", why, NULL);
+	return sbx_sandbox_destroy(s, id, e) == 0 ? 1 : -1;
+}
+
+int
 sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e)
 {
 	const struct sbx_driver *drv;
@@ -538,6 +569,9 @@ sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e
 		return -1;
 	if ((drv = sbx_driver_for(&m, e)) == NULL)
 		goto out;
+	/* An unclaimed pool member leaves its pool first: no claim finds it now. */
+	if (m.rt.pool_key != NULL)
+		(void)sbx_store_pool_take(s, m.rt.pool_key, id);
 	/* cleanup tells a sweep to finish a destroy killed midway; a one-shot's
 	 * sandbox needs no telling: without its init, the sweep takes it anyway. */
 	if (sbx_state_transition(&m, SBX_STATUS_CLEANUP, e) == -1 ||

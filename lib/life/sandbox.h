@@ -41,6 +41,13 @@ int sbx_sandbox_note(const struct sbx_store *s, const char *id, const char *warn
 int sbx_sandbox_recover(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /* Kill everything, remove kernel objects and state. A missing sandbox is exit 66. */
 int sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e);
+/*
+ * Destroy warm-pool member id for why (pool-idle, ...) unless a claim has it:
+ * 1 destroyed, 0 not (claimed, busy, gone or no member), -1 e. A member
+ * whose claimer died midway (pooled, out of its pool) is retired too.
+ */
+int sbx_sandbox_retire(const struct sbx_store *s, const char *id, const char *why,
+    struct sbx_err *e);
 /* The tier's destroy, after the sandbox's watchdog is gone. */
 int sbx_sandbox_teardown(const struct sbx_driver *drv, const struct sbx_store *s,
     const struct sbx_manifest *m, struct sbx_err *e);

@@ -38,6 +38,7 @@ struct target {
 	double resolve_every;    /* egress_refresh_s for pinned host names, 0: none */
 	double next_resolve;     /* CLOCK_REALTIME seconds */
 	int settled;             /* provision has recorded the runtime state */
+	int pooled;              /* an unclaimed pool member: its deadline is its idle age */
 	int solo;                /* the sandbox's own watchdog (not --all) */
 	int done;
 };
@@ -71,6 +72,7 @@ refresh(const struct sbx_store *s, struct target *t)
 	if (t->solo && m.rt.watchdog_pid > 0 && m.rt.watchdog_pid != getpid())
 		t->done = 1;
 	t->settled = m.has_rt && m.status != SBX_STATUS_NONE && m.status != SBX_STATUS_PROVISIONING;
+	t->pooled = m.status == SBX_STATUS_POOLED;
 	t->deadline = m.expires_at && sbx_time_parse(m.expires_at, &until) == 0 ? until : INFINITY;
 	t->limit = m.res.memory_mb != SBX_UNSET_INT ? m.res.memory_mb << 20 : 0;
 	t->snap_every = m.snapshot.enabled == 1 && m.snapshot.interval_s != SBX_UNSET_INT ?
@@ -141,6 +143,20 @@ tend(const struct sbx_store *s, struct target *t, double poll)
 	if (t->done)
 		return INFINITY;
 	now = sbx_realtime();
+	if (now >= t->deadline && t->pooled) {
+		/* Unclaimed too long: it goes (and the refiller makes a fresh one);
+		 * claimed meanwhile, its new lifetime is read again. */
+		int r = sbx_sandbox_retire(s, t->id, "pool-idle", &e);
+
+		if (r == 1) {
+			drop(t);
+			return INFINITY;
+		}
+		if (r == -1)
+			sbx_audit(s, t->id, "pool-retire", "error", e.msg, NULL);
+		t->ino = 0;
+		return poll;
+	}
 	if (now >= t->deadline) {
 		if (sbx_sandbox_expire(s, t->id, "wall-clock", &e) == -1 && e.code != SBX_EX_NOINPUT)
 			sbx_audit(s, t->id, "kill", "error", e.msg, NULL);
@@ -180,10 +196,16 @@ tend(const struct sbx_store *s, struct target *t, double poll)
 	return fmin(poll, t->deadline - now);
 }
 
+/*
+ * Sleep s seconds, or until SIGURG: a pool member's claim sends it, so that
+ * its lifetime, set by the claim, is read at once. SIGURG is blocked from the
+ * start (sbx_watchdog_spawn), so one sent before the sleep is not lost.
+ */
 static void
 nap(double s)
 {
 	struct timespec ts;
+	sigset_t urg;
 
 	if (!(s > 0))
 		return;
@@ -191,7 +213,9 @@ nap(double s)
 		s = 3600;
 	ts.tv_sec = (time_t)s;
 	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL);
+	sigemptyset(&urg);
+	sigaddset(&urg, SIGURG);
+	(void)sigtimedwait(&urg, NULL, &ts);
 }
 
 static int
@@ -199,7 +223,11 @@ watch_one(const struct sbx_store *s, const char *id, double poll)
 {
 	struct target t = { .memfd = -1, .solo = 1 };
 	struct sbx_cg_host h;
+	sigset_t urg;
 
+	sigemptyset(&urg);
+	sigaddset(&urg, SIGURG);
+	sigprocmask(SIG_BLOCK, &urg, NULL);
 	snprintf(t.id, sizeof t.id, "%s", id);
 	for (;;) {
 		double next = tend(s, &t, poll);
@@ -218,8 +246,10 @@ watch_one(const struct sbx_store *s, const char *id, double poll)
 }
 
 static int
-watch_all(const struct sbx_store *s, int once, double poll, struct sbx_err *e)
+watch_all(const struct sbx_store *s, const struct sbx_wd_opts *o, double poll,
+    struct sbx_err *e)
 {
+	int once = o->once;
 	struct target *ts = NULL, *nt;
 	size_t nts = 0, i, j, n;
 	char **ids;
@@ -227,6 +257,8 @@ watch_all(const struct sbx_store *s, int once, double poll, struct sbx_err *e)
 
 	for (;;) {
 		if (sbx_realtime() >= rescan) {
+			if (o->tick != NULL)
+				o->tick(o->tick_ctx);
 			/* New sandboxes join, removed ones leave. */
 			if (sbx_store_list(s, &ids, &n, e) == -1)
 				return -1;
@@ -285,7 +317,7 @@ sbx_watchdog(const struct sbx_store *s, const struct sbx_wd_opts *o, struct sbx_
 		}
 		return watch_one(s, o->id, poll);
 	}
-	return watch_all(s, o->once, poll, e);
+	return watch_all(s, o, poll, e);
 }
 
 int
@@ -302,6 +334,12 @@ sbx_watchdog_spawn(const struct sbx_store *s, struct sbx_manifest *m, struct sbx
 		/* Detached: its own session, no stdio of the caller, none of its fds (the
 		 * sandbox's lock among them), a cgroup of its own (not the sandbox's),
 		 * the default end at SIGINT and SIGTERM (not a caller's catching). */
+		sigset_t urg;
+
+		/* Before the first read of the state: a claim's SIGURG waits for the nap. */
+		sigemptyset(&urg);
+		sigaddset(&urg, SIGURG);
+		sigprocmask(SIG_BLOCK, &urg, NULL);
 		setsid();
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);

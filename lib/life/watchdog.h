@@ -18,6 +18,10 @@ struct sbx_wd_opts {
 	const char *id;          /* one sandbox; NULL: all of the state root */
 	int once;                /* one sweep, then return */
 	double poll_s;           /* memory sampling interval (default 0.1 s) */
+	/* all: called before each look for new sandboxes (once a second), for
+	 * the caller's own upkeep (sbx-watchdog keeps the warm pools there). */
+	void (*tick)(void *ctx);
+	void *tick_ctx;
 };
 
 /* Supervise until the sandbox is gone (one), forever (all), or one sweep (once). */
