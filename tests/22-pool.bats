@@ -256,3 +256,24 @@ wait_members() {
 	[ -z "$(members)" ]
 	run -64 sbx-provision --fill-pools "$m"
 }
+
+@test "a member whose init died is not handed out: a fresh sandbox is made, and sbx-gc takes the dead one" {
+	m=$(manifest p.yaml <<-'EOF'
+		network_policy: deny-all
+		resource_allocation: {memory_mb: 128, pids: 64}
+	EOF
+	)
+	pool_policy py "$m" "size: 1"
+	run -0 sbx-provision --fill-pools
+	member=${output#py }
+	pid=$(state "$member" pid)
+	kill -9 "$pid"
+	run -0 wait_gone "$pid" 30
+	provision "$m"
+	[ "$ID" != "$member" ]
+	run -0 sbx-run "$ID" -- true
+	run -0 sbx-gc
+	[[ $output == *"$member"* ]]
+	[ ! -d "$SBX_ROOT/sandboxes/$member" ]
+	[ -z "$(members)" ]
+}

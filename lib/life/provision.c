@@ -249,6 +249,7 @@ claim_one(const struct sbx_store *s, const struct sbx_policy *pol, const char *k
     const char *id, struct sbx_manifest *m, int flags, struct sbx_err *e)
 {
 	const struct sbx_pool_conf *pc;
+	const struct sbx_driver *drv;
 	struct sbx_manifest got;
 	struct sbx_err one;
 	char digest[65], detail[160];
@@ -264,7 +265,9 @@ claim_one(const struct sbx_store *s, const struct sbx_policy *pol, const char *k
 		close(lock);
 		return 0;
 	}
+	/* A member whose init died is nobody's to give: the sweep takes it. */
 	if (got.status != SBX_STATUS_POOLED || got.rt.pool_key == NULL ||
+	    (drv = sbx_driver_for(&got, NULL)) == NULL || !drv->alive(&got) ||
 	    strcmp(got.rt.pool_key, key) != 0 || sbx_manifest_digest(&got, digest) == -1 ||
 	    strcmp(digest, key) != 0 ||
 	    sbx_store_pool_take(s, key, id) == -1) {
