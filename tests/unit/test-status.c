@@ -15,6 +15,9 @@ static const enum sbx_status allowed[][2] = {
 	{ SBX_STATUS_NONE, SBX_STATUS_PROVISIONING },
 	{ SBX_STATUS_PROVISIONING, SBX_STATUS_READY },
 	{ SBX_STATUS_PROVISIONING, SBX_STATUS_CLEANUP },
+	{ SBX_STATUS_PROVISIONING, SBX_STATUS_POOLED },   /* a warm pool's member, made */
+	{ SBX_STATUS_POOLED, SBX_STATUS_READY },          /* and claimed */
+	{ SBX_STATUS_POOLED, SBX_STATUS_CLEANUP },        /* or retired */
 	{ SBX_STATUS_READY, SBX_STATUS_SNAPSHOTTING },
 	{ SBX_STATUS_READY, SBX_STATUS_PAUSED },
 	{ SBX_STATUS_READY, SBX_STATUS_CLEANUP },
@@ -142,7 +145,7 @@ documents(void)
 	ok(sbx_manifest_parse("t.yaml", bad, strlen(bad), &m, &e) == -1 &&
 	    e.code == SBX_EX_DATAERR && strcmp(e.msg, "t.yaml:1:9: status: 'forking' is not one "
 	    "of provisioning, ready, executing, snapshotting, paused, cleanup, terminated, "
-	    "running") == 0, "forking is refused: %s", e.msg);
+	    "pooled, running") == 0, "forking is refused: %s", e.msg);
 }
 
 int
