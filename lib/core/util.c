@@ -633,3 +633,21 @@ sbx_utf8_text(const char *b, size_t n)
 	*o = '\0';
 	return out;
 }
+
+void
+sbx_detach(void)
+{
+	int fd;
+
+	setsid();
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	syscall(SYS_close_range, 3, ~0U, 0);
+	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+}

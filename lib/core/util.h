@@ -78,6 +78,10 @@ unsigned long long sbx_proc_starttime(pid_t pid);
  * name (up to the first space, 15 bytes) and its command line (as long as
  * the original one was). */
 void sbx_proc_title(const char *title);
+/* A process started to outlive its starter (watchdog, runner, pool refill):
+ * its own session, stdio on /dev/null, no inherited fds past 2, the default
+ * end at SIGINT, SIGTERM and SIGHUP, no parent-death signal. */
+void sbx_detach(void);
 /* True when pid is alive and still the process that started at starttime. */
 int sbx_proc_alive(pid_t pid, unsigned long long starttime);
 /*

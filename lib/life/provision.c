@@ -216,20 +216,10 @@ refill_later(const struct sbx_store *s, const struct sbx_pool_conf *pc)
 {
 	struct sbx_err e;
 	char id[SBX_ID_MAX + 1], title[64];
-	int fd;
 
 	if (fork() != 0)
 		return;
-	setsid();
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-	}
-	syscall(SYS_close_range, 3, ~0U, 0);
-	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	sbx_detach();
 	snprintf(title, sizeof title, "sbx-pool-refill %s", pc->name);
 	sbx_proc_title(title);
 	if (sbx_provision_member(s, pc, 0, id, sizeof id, &e) == -1)

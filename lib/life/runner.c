@@ -342,19 +342,9 @@ runner_main(const struct sbx_store *s, const char *id)
 	struct sbx_cg_host h;
 	struct sbx_cgroup cg;
 	char title[SBX_ID_MAX + 16];
-	int fd, r;
+	int r;
 
-	setsid();
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-	}
-	syscall(SYS_close_range, 3, ~0U, 0);
-	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	sbx_detach();
 	snprintf(title, sizeof title, "sbx-runner %s", id);
 	sbx_proc_title(title);
 	if (!s->rootless && sbx_cgroup_host(&h, NULL) == 0 &&
