@@ -592,7 +592,9 @@ main(int argc, char *argv[])
 	if (o.manifest != NULL) {
 		struct sbx_err de = { 0 };
 
-		if (sbx_sandbox_destroy(&store, id, &de) == -1) {
+		/* Back to the caller once the sandbox's processes are dead; its
+		 * directories and cgroups go in a child that outlives us. */
+		if (sbx_sandbox_destroy_ex(&store, id, SBX_DESTROY_DETACH, &de) == -1) {
 			warnx("%s: destroy: %s", id, de.msg);
 			if (r == 0)
 				res.status = SBX_EX_RUNFAIL;

@@ -162,6 +162,7 @@ wait_members() {
 	host=$output
 	members | grep -qx -- "$host" && false
 	[[ $host == sbx-* ]]
+	for _ in $(seq 100); do [ -d "$SBX_ROOT/sandboxes/$host" ] || break; sleep 0.1; done
 	[ ! -d "$SBX_ROOT/sandboxes/$host" ]
 	[ "$(members | wc -l)" -eq 1 ]
 }

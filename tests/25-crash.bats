@@ -47,6 +47,47 @@ assert_nothing_left() {
 	done
 }
 
+# unlocked: no process (a one-shot's teardown) holds a lock on what the
+# sandboxes directory holds, sandboxes and tombstones alike.
+unlocked() {
+	local d
+	for d in "$SBX_ROOT"/sandboxes/* "$SBX_ROOT"/sandboxes/.dead-*; do
+		[ -e "$d" ] || continue
+		for _ in $(seq 100); do flock -n "$d" true && break; sleep 0.1; done
+		flock -n "$d" true || return 1
+	done
+}
+
+@test "sbx-run -m returns once the sandbox's processes are dead; its teardown, killed at each step, is finished by the sweep" {
+	local point
+	printf 'resource_allocation: {memory_mb: 128, pids: 32, disk_mb: 16}\nread_only_root: false\n' > "$WORK/m.yaml"
+	# what the command left running is dead when sbx-run returns, not later
+	run -0 sbx-run -m "$WORK/m.yaml" -- sh -c 'sleep 86399 > /dev/null 2>&1 & echo started'
+	[ "$output" = started ]
+	run -1 pgrep -f 'sleep 86399'
+	settled
+	assert_nothing_left
+	grep -q '"event":"destroy","correlation_id":"[^"]*","outcome":"ok","detail":"detached"' \
+	    "$SBX_ROOT/audit.log"
+	for point in destroy-detached destroy-killed remove-tombstone; do
+		run -0 env SBX_TEST_CRASH_AT=$point sbx-run -m "$WORK/m.yaml" -- \
+		    sh -c 'sleep 86398 > /dev/null 2>&1 & echo started'
+		[ "$output" = started ]
+		run -1 pgrep -f 'sleep 86398'
+		unlocked
+		echo "after a crash at $point"
+		[ -n "$(ls -A "$SBX_ROOT/sandboxes")" ]
+		if [ $point = destroy-detached ]; then
+			[ -n "$(group_dirs)" ]
+			[ "$(sbx-ls -q | wc -l)" = 1 ]
+			run -0 sbx-inspect "$(sbx-ls -q)"
+			[[ $output == *'status: "cleanup"'* ]]
+		fi
+		run -0 sbx-gc
+		assert_nothing_left
+	done
+}
+
 @test "sbx-run SIGKILLed before and after starting the command: the sandbox stays usable, destroy is complete" {
 	local point
 	for point in run-cgroup run-forked; do

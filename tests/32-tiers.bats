@@ -326,6 +326,23 @@ for i in range(0, len(b), 4096):
 	fi
 }
 
+@test "tier: a one-shot's result comes once nothing of its sandbox runs; its teardown then leaves nothing" {
+	tier_manifest </dev/null
+	run -0 sbx-run -m "$WORK/m.yaml" -- sh -c 'sleep 86397 > /dev/null 2>&1 & echo one-shot'
+	[ "$output" = one-shot ]
+	id=$(grep -o '"sandbox":"[^"]*","event":"provision"' "$SBX_ROOT/audit.log" | cut -d'"' -f4)
+	[[ $id == sbx-* ]]
+	# what the command left running (a host process here), and a VMM, are gone already
+	run -1 pgrep -f "sleep 86397|/run/sbx-vm/.*/$id/"
+	settled
+	run -0 find /sys/fs/cgroup -maxdepth 6 -type d -name "$id"
+	[ -z "$output" ]
+	run -1 grep -qF "$id" /proc/self/mountinfo
+	[ -z "$(find /run/sbx-vm /dev/shm/sbx-vm /run/sbx-oci -name "$id*" 2>/dev/null)" ]
+	grep -q "\"sandbox\":\"$id\",\"event\":\"destroy\",\"correlation_id\":\"[^\"]*\",\"outcome\":\"ok\"" \
+	    "$SBX_ROOT/audit.log"
+}
+
 @test "runc: the bundle's config.json says what the manifest asked, and runc's state is the state root's own" {
 	only_runc
 	cat >> "$WORK/m.yaml" <<-'EOF'

@@ -138,9 +138,9 @@ while True:
 	run -0 sbx-run -m "$MANIFESTS/minimal.yaml" --trace "$WORK/t.yaml" -- sh -c 'echo one-shot; hostname'
 	[ "${lines[0]}" = "one-shot" ]
 	grep -q 'exit_code: 0' "$WORK/t.yaml"
-	[ -z "$(sbx-ls -q)" ]
+	settled
 	run -3 sbx-run -m "$MANIFESTS/minimal.yaml" -- sh -c 'exit 3'
-	[ -z "$(sbx-ls -q)" ]
+	settled
 	run -125 sbx-run -m "$FIXTURES/invalid/alias.yaml" -- true
 	[[ $output == *"alias.yaml:1:7"* ]]
 }
@@ -158,7 +158,7 @@ while True:
 	[[ $output == *'status: "executing"'* ]]
 	kill "${TEST_PIDS[0]}"
 	wait "${TEST_PIDS[0]}" || true
-	[ -z "$(sbx-ls -q)" ]
+	settled
 	run -0 grep -o "\"sandbox\":\"$id\",\"event\":\"[a-z-]*\"" "$SBX_ROOT/audit.log"
 	events=${output//\"sandbox\":\"$id\",\"event\":/}
 	[ "$(tr '\n' ' ' <<<"$events")" = '"provision" "run-start" "run-end" "destroy" ' ]

@@ -28,8 +28,22 @@ teardown() {
 			sbx-gc "$id" >/dev/null 2>&1
 		done
 		sbx-gc >/dev/null 2>&1
+		settled 30 >/dev/null || true
 	fi
 	rm -rf "$SBX_ROOT" "$WORK"
+}
+
+# settled [SECONDS]: wait until the state root holds no sandbox, tombstones
+# included: a one-shot's teardown goes on in the background after sbx-run
+# returns (sbx-run(1)), and writes nothing in the state root once this holds.
+settled() {
+	local i
+	for ((i = 0; i < ${1:-30} * 20; i++)); do
+		[ -z "$(ls -A "$SBX_ROOT/sandboxes" 2>/dev/null)" ] && return 0
+		sleep 0.05
+	done
+	ls -la "$SBX_ROOT/sandboxes"
+	return 1
 }
 
 # Write a manifest to $WORK/NAME from stdin and print its path.

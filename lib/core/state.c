@@ -191,20 +191,34 @@ sbx_state_transition(struct sbx_manifest *m, enum sbx_status to, struct sbx_err 
 }
 
 int
-sbx_store_remove(const struct sbx_store *s, const char *id, struct sbx_err *e)
+sbx_store_bury(const struct sbx_store *s, const char *id, char *tomb, size_t size,
+    struct sbx_err *e)
 {
-	char p[1200], tomb[1300];
+	char p[1200];
 
 	if (sbx_store_path(s, id, NULL, p, sizeof p, e) == -1)
 		return -1;
 	/* Rename first: a crash halfway leaves a tombstone gc removes, not a half sandbox. */
-	snprintf(tomb, sizeof tomb, "%s/sandboxes/.dead-%s-%ld", s->root, id, (long)getpid());
+	if (snprintf(tomb, size, "%s/sandboxes/.dead-%s-%ld", s->root, id, (long)getpid()) >=
+	    (int)size)
+		return sbx_err_set(e, SBX_EX_SOFTWARE, "%s: path too long", p);
 	if (rename(p, tomb) == -1) {
 		if (errno == ENOENT)
-			return 0;
+			return 1;
 		return sbx_err_sys(e, SBX_EX_IOERR, "%s", p);
 	}
 	sbx_crash_point("remove-tombstone");
+	return 0;
+}
+
+int
+sbx_store_remove(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	char tomb[1300];
+	int r;
+
+	if ((r = sbx_store_bury(s, id, tomb, sizeof tomb, e)) != 0)
+		return r == 1 ? 0 : -1;
 	return sbx_rm_rf(tomb, e);
 }
 

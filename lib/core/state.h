@@ -50,6 +50,10 @@ int sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, stru
 int sbx_state_transition(struct sbx_manifest *m, enum sbx_status to, struct sbx_err *e);
 /* Remove a sandbox's directory (its kernel objects must be gone already). */
 int sbx_store_remove(const struct sbx_store *s, const char *id, struct sbx_err *e);
+/* Its first half: rename the directory to a tombstone (its path in tomb),
+ * out of the store, for sbx_rm_rf (or a sweep) to remove. 1: no directory. */
+int sbx_store_bury(const struct sbx_store *s, const char *id, char *tomb, size_t size,
+    struct sbx_err *e);
 /*
  * Destroyed sandboxes' names, so that a repeated destroy of one (a retried
  * step) is the success it was: gone/ID in the state root, made before the

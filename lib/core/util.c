@@ -513,6 +513,18 @@ sbx_proc_signal_wait(pid_t pid, unsigned long long starttime, int sig, int ms)
 }
 
 int
+sbx_proc_kill_wait(pid_t pid, unsigned long long starttime, int ms)
+{
+	int i;
+
+	if (sbx_proc_signal_wait(pid, starttime, SIGKILL, ms))
+		return 0;
+	for (i = 0; i < ms && sbx_proc_alive(pid, starttime); i++)
+		usleep(1000);
+	return sbx_proc_alive(pid, starttime) ? -1 : 0;
+}
+
+int
 sbx_duration_parse(const char *s, double *seconds)
 {
 	char *end;
@@ -634,11 +646,14 @@ sbx_utf8_text(const char *b, size_t n)
 	return out;
 }
 
-void
-sbx_detach(void)
+int
+sbx_detach(int keep)
 {
 	int fd;
 
+	/* Above 2 always (0 to 2 are open): moved to 3, out of the close below. */
+	if (keep > 3 && dup2(keep, 3) == -1)
+		keep = -1;
 	setsid();
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -648,6 +663,7 @@ sbx_detach(void)
 		dup2(fd, 1);
 		dup2(fd, 2);
 	}
-	syscall(SYS_close_range, 3, ~0U, 0);
+	syscall(SYS_close_range, keep >= 3 ? 4 : 3, ~0U, 0);
 	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	return keep >= 3 ? 3 : -1;
 }

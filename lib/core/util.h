@@ -78,10 +78,12 @@ unsigned long long sbx_proc_starttime(pid_t pid);
  * name (up to the first space, 15 bytes) and its command line (as long as
  * the original one was). */
 void sbx_proc_title(const char *title);
-/* A process started to outlive its starter (watchdog, runner, pool refill):
- * its own session, stdio on /dev/null, no inherited fds past 2, the default
- * end at SIGINT, SIGTERM and SIGHUP, no parent-death signal. */
-void sbx_detach(void);
+/* A process started to outlive its starter (watchdog, runner, pool refill,
+ * a one-shot's teardown): its own session, stdio on /dev/null, no inherited
+ * fds past 2 but keep (-1: none), which becomes fd 3, the default end at
+ * SIGINT, SIGTERM and SIGHUP, no parent-death signal. Returns keep's new
+ * number (3), or -1. */
+int sbx_detach(int keep);
 /* True when pid is alive and still the process that started at starttime. */
 int sbx_proc_alive(pid_t pid, unsigned long long starttime);
 /*
@@ -90,6 +92,10 @@ int sbx_proc_alive(pid_t pid, unsigned long long starttime);
  * already), 0: still there after ms.
  */
 int sbx_proc_signal_wait(pid_t pid, unsigned long long starttime, int sig, int ms);
+/* SIGKILL pid (if it is still the process that started at starttime) and
+ * wait up to ms for it to be gone or a zombie, on a pidfd or, without one,
+ * by polling: 0 it is, -1 it is not. */
+int sbx_proc_kill_wait(pid_t pid, unsigned long long starttime, int ms);
 /*
  * Crash-safety tests: when $SBX_TEST_CRASH_AT names this point, the process
  * kills itself with SIGKILL here, as a crash or an OOM kill would.

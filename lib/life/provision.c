@@ -219,7 +219,7 @@ refill_later(const struct sbx_store *s, const struct sbx_pool_conf *pc)
 
 	if (fork() != 0)
 		return;
-	sbx_detach();
+	(void)sbx_detach(-1);
 	snprintf(title, sizeof title, "sbx-pool-refill %s", pc->name);
 	sbx_proc_title(title);
 	if (sbx_provision_member(s, pc, 0, id, sizeof id, &e) == -1)

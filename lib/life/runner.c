@@ -344,7 +344,7 @@ runner_main(const struct sbx_store *s, const char *id)
 	char title[SBX_ID_MAX + 16];
 	int r;
 
-	sbx_detach();
+	(void)sbx_detach(-1);
 	snprintf(title, sizeof title, "sbx-runner %s", id);
 	sbx_proc_title(title);
 	if (!s->rootless && sbx_cgroup_host(&h, NULL) == 0 &&

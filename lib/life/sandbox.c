@@ -558,43 +558,106 @@ sbx_sandbox_retire(const struct sbx_store *s, const char *id, const char *why, s
 	return sbx_sandbox_destroy(s, id, e) == 0 ? 1 : -1;
 }
 
+/* What destroy does once the sandbox is marked cleanup (lock held, drv m's),
+ * up to its directory's removal: renamed into tomb (empty: not there). */
+static int
+destroy_rest(const struct sbx_driver *drv, const struct sbx_store *s, struct sbx_manifest *m,
+    char *tomb, size_t size, struct sbx_err *e)
+{
+	const char *id = m->sandbox_id;
+	int r;
+
+	tomb[0] = '\0';
+	if (sbx_sandbox_teardown(drv, s, m, e) == -1)
+		return -1;
+	sbx_crash_point("destroy-killed");
+	/* Named as gone before it goes: a destroy repeated after a crash from
+	 * here on is the success it was. A one-shot's ID is nobody's to repeat. */
+	if (!m->rt.one_shot && sbx_store_mark_gone(s, id) == -1)
+		return sbx_err_sys(e, SBX_EX_CANTCREAT, "%s/gone/%s", s->root, id);
+	if ((r = sbx_store_bury(s, id, tomb, size, e)) != 0)
+		tomb[0] = '\0';
+	return r == -1 ? -1 : 0;
+}
+
+/*
+ * The detached half of a destroy: the sandbox's processes are dead (the
+ * tier's halt), its kernel objects and files go in a child of this process
+ * that holds the sandbox's lock to the end. Its audit line comes before
+ * the tombstone's removal: once the sandboxes directory is empty, it writes
+ * nothing more in the state root. 1: the child has it; 0: no child (the
+ * caller goes on).
+ */
+static int
+destroy_detached(const struct sbx_driver *drv, const struct sbx_store *s, struct sbx_manifest *m,
+    int lock)
+{
+	struct sbx_err e = { 0 };
+	char tomb[1300], title[64];
+	pid_t pid;
+	int r;
+
+	if ((pid = fork()) != 0)
+		return pid > 0;
+	(void)sbx_detach(lock);
+	snprintf(title, sizeof title, "sbx-teardown %s", m->sandbox_id);
+	sbx_proc_title(title);
+	sbx_crash_point("destroy-detached");
+	r = destroy_rest(drv, s, m, tomb, sizeof tomb, &e);
+	sbx_audit(s, m->sandbox_id, "destroy", r == 0 ? "ok" : "error",
+	    r == 0 ? "detached" : e.msg, NULL);
+	if (r == 0 && tomb[0] != '\0' && sbx_rm_rf(tomb, NULL) == -1)
+		r = -1;
+	_exit(r == 0 ? 0 : 1);
+}
+
 int
-sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e)
+sbx_sandbox_destroy_ex(const struct sbx_store *s, const char *id, int flags, struct sbx_err *e)
 {
 	const struct sbx_driver *drv;
 	struct sbx_manifest m;
-	int lock, r = -1;
+	char tomb[1300];
+	int lock, detach, r = -1;
 
 	if ((lock = lock_and_load(s, id, 1, 0, &m, e)) == -1)
 		return -1;
 	if ((drv = sbx_driver_for(&m, e)) == NULL)
 		goto out;
+	detach = (flags & SBX_DESTROY_DETACH) && drv->halt != NULL;
 	/* An unclaimed pool member leaves its pool first: no claim finds it now. */
 	if (m.rt.pool_key != NULL)
 		(void)sbx_store_pool_take(s, m.rt.pool_key, id);
 	/* cleanup tells a sweep to finish a destroy killed midway; a one-shot's
-	 * sandbox needs no telling: without its init, the sweep takes it anyway. */
+	 * sandbox needs no telling, unless its teardown is left to a child:
+	 * without its init, the sweep takes it anyway, and meanwhile a listing
+	 * says what it is. */
 	if (sbx_state_transition(&m, SBX_STATUS_CLEANUP, e) == -1 ||
-	    (!m.rt.one_shot && sbx_state_save(s, &m, e) == -1))
+	    ((!m.rt.one_shot || detach) && sbx_state_save(s, &m, e) == -1))
 		goto out;
 	sbx_crash_point("destroy-cleanup");
-	if (sbx_sandbox_teardown(drv, s, &m, e) == -1)
-		goto out;
-	sbx_crash_point("destroy-killed");
-	/* Named as gone before it goes: a destroy repeated after a crash from
-	 * here on is the success it was. A one-shot's ID is nobody's to repeat. */
-	if (!m.rt.one_shot && sbx_store_mark_gone(s, id) == -1) {
-		sbx_err_sys(e, SBX_EX_CANTCREAT, "%s/gone/%s", s->root, id);
-		goto out;
+	if (detach) {
+		if (drv->halt(&m, e) == -1)
+			goto out;
+		if (destroy_detached(drv, s, &m, lock)) {
+			sbx_manifest_free(&m);
+			close(lock);
+			return 0;
+		}
 	}
-	if (sbx_store_remove(s, id, e) == -1)
-		goto out;
-	r = 0;
+	if (destroy_rest(drv, s, &m, tomb, sizeof tomb, e) == 0 &&
+	    (tomb[0] == '\0' || sbx_rm_rf(tomb, e) == 0))
+		r = 0;
 out:
 	sbx_audit(s, id, "destroy", r == 0 ? "ok" : "error", r == 0 ? NULL : e->msg, NULL);
 	sbx_manifest_free(&m);
 	close(lock);
 	return r;
+}
+
+int
+sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e)
+{
+	return sbx_sandbox_destroy_ex(s, id, 0, e);
 }
 
 static struct sbx_node *

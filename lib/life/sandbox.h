@@ -42,6 +42,16 @@ int sbx_sandbox_recover(const struct sbx_store *s, const char *id, struct sbx_er
 /* Kill everything, remove kernel objects and state. A missing sandbox is exit 66. */
 int sbx_sandbox_destroy(const struct sbx_store *s, const char *id, struct sbx_err *e);
 /*
+ * The same; with SBX_DESTROY_DETACH (a one-shot's end), return as soon as
+ * every process of the sandbox is dead, where the tier can say (its halt):
+ * a detached child of the caller, holding the sandbox's lock, removes the
+ * rest (status cleanup meanwhile; a crash leaves it to the next sweep).
+ * The child is the caller's to reap, should the caller live on.
+ */
+enum { SBX_DESTROY_DETACH = 1 };
+int sbx_sandbox_destroy_ex(const struct sbx_store *s, const char *id, int flags,
+    struct sbx_err *e);
+/*
  * Destroy warm-pool member id for why (pool-idle, ...) unless a claim has it:
  * 1 destroyed, 0 not (claimed, busy, gone or no member), -1 e. A member
  * whose claimer died midway (pooled, out of its pool) is retired too.

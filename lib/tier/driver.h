@@ -79,6 +79,10 @@ struct sbx_driver {
 	int (*freeze)(const struct sbx_manifest *m, int frozen, struct sbx_err *e);
 	/* Kill everything and remove the kernel objects; missing ones are fine. */
 	int (*destroy)(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+	/* Kill every process of the sandbox and return once they are all dead,
+	 * the kernel objects and files left to destroy (a one-shot's end, whose
+	 * caller need not wait for those). NULL: destroy does both. */
+	int (*halt)(const struct sbx_manifest *m, struct sbx_err *e);
 
 	/* Pack the sandbox's writable layer, frozen or stopped, to fd in the
 	 * layer format (layer.h), owners as the sandbox sees them: an overlay's

@@ -829,6 +829,18 @@ ns_extend(const struct sbx_manifest *m, double seconds, struct sbx_err *e)
 	return 0;
 }
 
+/* Init's end is its PID namespace's: once init is a zombie, the kernel has
+ * killed and reaped every other process in it. */
+static int
+ns_halt(const struct sbx_manifest *m, struct sbx_err *e)
+{
+	if (sbx_rt_int(m, "pid") > 0 && sbx_proc_kill_wait((pid_t)sbx_rt_int(m, "pid"),
+	    (unsigned long long)sbx_rt_int(m, "start_ticks"), 5000) == -1)
+		return sbx_err_set(e, SBX_EX_OSERR, "init %lld survived SIGKILL",
+		    sbx_rt_int(m, "pid"));
+	return 0;
+}
+
 static int
 ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
 {
@@ -1617,6 +1629,7 @@ const struct sbx_driver sbx_driver_namespace = {
 	.alive = ns_alive,
 	.freeze = ns_freeze,
 	.destroy = ns_destroy,
+	.halt = ns_halt,
 	.capture = sbx_ns_capture,
 	.memory_open = sbx_ns_memory_open,
 	.memory_used = sbx_ns_memory_used,

@@ -1398,6 +1398,17 @@ vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_
 	return r;
 }
 
+/* The guest's processes end with the VMM that runs them. */
+static int
+vm_halt(const struct sbx_manifest *m, struct sbx_err *e)
+{
+	if (sbx_rt_int(m, "pid") > 0 && sbx_proc_kill_wait((pid_t)sbx_rt_int(m, "pid"),
+	    (unsigned long long)sbx_rt_int(m, "start_ticks"), 5000) == -1)
+		return sbx_err_set(e, SBX_EX_OSERR, "the VMM %lld survived SIGKILL",
+		    sbx_rt_int(m, "pid"));
+	return 0;
+}
+
 static int
 vm_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
 {
@@ -1548,6 +1559,7 @@ const struct sbx_driver sbx_driver_microvm = {
 	.alive = vm_alive,
 	.freeze = vm_freeze,
 	.destroy = vm_destroy,
+	.halt = vm_halt,
 	.capture = vm_capture,
 	/* a clone's disk holds its parent's files too */
 	.whole_layer = 1,
