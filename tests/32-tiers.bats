@@ -79,7 +79,6 @@ except OSError as e:
 }
 
 @test "tier: egress allow-list: the allowed server answers; its other port, another server and UDP are refused, counted and logged" {
-	not_tier microvm "isolation_level microvm has no network but deny-all yet (69, below)"
 	command -v ip >/dev/null || skip "iproute2 is not installed (the tests' own namespaces)"
 	remote_up R
 	remote_up R2
@@ -87,9 +86,18 @@ except OSError as e:
 	network_policy: egress-allow-list
 	allowed_egress: ["$R:8080"]
 	EOF
-	# the sandbox's own veth end, as in the namespace tier
+	# the sandbox's own veth end, as in the namespace tier (a microVM's NIC)
 	run -0 sbx-run "$ID" -- python3 -c 'import socket; print(sorted(n for _, n in socket.if_nameindex()))'
 	[[ $output == *"'eth0'"* ]]
+	if [ "$TIER" = microvm ]; then
+		# QEMU's own network namespace only bridges the guest's frames to
+		# the veth: no address of its own to reach anything with
+		pid=$(state "$ID" pid)
+		run -0 nsenter -t "$pid" -n ip -o link show master br0
+		[[ $output == *" eth0@"* ]] && [[ $output == *" tap0:"* ]]
+		run -0 nsenter -t "$pid" -n ip -o addr show
+		[[ $output != *" inet"* ]]
+	fi
 	run -0 sbx-run "$ID" -- python3 - "tcp:$R:8080" "http:$R:8080" < "$FIXTURES/egress-probe.py"
 	[[ ${lines[0]} == "tcp:$R:8080 connected "* ]]
 	[[ ${lines[1]} == "http:$R:8080 HTTP/1.0_200 "* ]]
@@ -766,6 +774,50 @@ only_microvm() {
 	[ ! -e "${boots[0]}" ] && [ -e "${boots[1]}" ]
 }
 
+@test "microvm: an allow-list's VMs of a root directory: the second from the boot snapshot, each its own address, MAC and /etc/hosts; snapshots hold files" {
+	only_microvm
+	command -v ip >/dev/null || skip "iproute2 is not installed (the tests' own namespaces)"
+	remote_up R
+	vm_root "$WORK/root"
+	printf '127.0.0.1\tlocalhost\n' > "$WORK/root/etc/hosts"
+	ids=()
+	for _ in 1 2; do
+		TIER_POLICY="rootfs: [\"$WORK\"]" tier_provision <<-EOF
+		rootfs: $WORK/root
+		read_only_root: false
+		resource_allocation: {memory_mb: 64}
+		network_policy: egress-allow-list
+		allowed_egress: ["$R:8080"]
+		EOF
+		ids+=("$ID")
+	done
+	[ -z "$(state "${ids[0]}" started_from)" ]
+	[ "$(state "${ids[1]}" started_from)" = "boot snapshot" ]
+	macs=() nets=()
+	for id in "${ids[@]}"; do
+		net=$(state "$id" net_addr)
+		net=${net%/30}
+		nets+=("$net")
+		addr="${net%.*}.$((${net##*.} + 2))"
+		run -0 sbx-run "$id" -- /bin/busybox ifconfig eth0
+		[[ $output == *"inet addr:$addr "* ]]
+		macs+=("$(sed -n 's/.*HWaddr \([0-9A-Fa-f:]*\).*/\1/p' <<<"$output")")
+		# (busybox's nc: its static wget crashes resolving even an address)
+		run -0 sbx-run "$id" -- sh -c "printf 'GET / HTTP/1.0\r\n\r\n' | /bin/busybox nc $R 8080"
+		[[ ${lines[0]} == "HTTP/1.0 200"* ]]
+		run -1 sbx-run "$id" -- sh -c "echo | /bin/busybox nc $R 8081"
+		run -0 sbx-run "$id" -- cat /etc/hosts
+		[[ $output == *"127.0.1.1	$id"* ]]
+	done
+	[ -n "${macs[0]}" ] && [ "${macs[0]}" != "${macs[1]}" ]
+	# no memory in a snapshot: a clone would need its parent's tap
+	run -0 sbx-snap "${ids[1]}"
+	run -0 sbx-snap inspect -o yaml "$output"
+	[[ $output == *"memory: false"* ]]
+	run -0 sbx-gc "${ids[@]}"
+	[ ! -e "/run/sbx/net/${nets[0]}" ] && [ ! -e "/run/sbx/net/${nets[1]}" ]
+}
+
 @test "microvm: bad input: more vCPUs than the host has (65), no guest kernel (69), keys it cannot honour (69); nothing made" {
 	only_microvm
 	tier_manifest <<<"resource_allocation: {cpu_cores: $(($(nproc) + 1))}"
@@ -781,7 +833,8 @@ only_microvm() {
 	chmod 755 "$WORK/libexec/guest/build.sh"
 	SBX_GUEST_KIT='' SBX_LIBEXEC=$WORK/libexec run -69 sbx-provision "$WORK/m.yaml"
 	[[ $output == *"no guest kernel could be built"* ]]
-	for key in 'network_policy: egress-allow-list' 'security: {landlock: true}' \
+	for key in $'network_policy: egress-allow-list\nallowed_egress: ["[fd50:250:1::2]:8080"]' \
+		'security: {landlock: true}' \
 		'filesystem_mounts: [{host: /srv, guest: /srv}]'; do
 		tier_manifest <<<"$key"
 		sed -i '/^security: {}$/d' "$WORK/m.yaml"

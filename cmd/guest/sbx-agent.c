@@ -19,6 +19,8 @@
 #include <grp.h>
 #include <net/if.h>
 #include <linux/random.h>
+#include <linux/route.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -558,6 +560,94 @@ fail:
 	fail(s, 125, msg);
 }
 
+/* text as the file at dst, over the root's own: a bind mount of a copy in
+ * /run (a tmpfs), replacing the one an earlier setup made. A root without
+ * the file (it is read-only) keeps without it. */
+static int
+etc_file(const char *dst, const char *copy, const char *text, size_t len)
+{
+	int fd;
+
+	if (access(dst, F_OK) == -1)
+		return 0;
+	if ((fd = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1)
+		return -1;
+	if (vm_write_all(fd, text, len) == -1) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	while (umount2(dst, MNT_DETACH) == 0)
+		;
+	return mount(copy, dst, NULL, MS_BIND, NULL);
+}
+
+static int
+sin_ioctl(int sk, unsigned long req, const char *ifname, const uint8_t a[4])
+{
+	struct ifreq ifr = { 0 };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
+	memcpy(&sin.sin_addr, a, 4);
+	memcpy(&ifr.ifr_addr, &sin, sizeof sin);
+	return ioctl(sk, req, &ifr);
+}
+
+/*
+ * The NIC as the host's setup says: no IPv6 (nothing but its one address
+ * may leave it), the MAC and address given, up, the default route. Down
+ * first: a clone's interface held its parent's address, routes and
+ * neighbours, which go with it.
+ */
+static int
+net_setup(const struct vm_setup *st)
+{
+	const char *ifn = "eth0";
+	struct ifreq ifr = { 0 };
+	struct rtentry rt = { 0 };
+	struct sockaddr_in *sin;
+	uint8_t mask[4] = { 0 };
+	uint32_t m = st->prefix4 ? htonl(~0u << (32 - st->prefix4)) : 0;
+	int sk, r = -1;
+
+	memcpy(mask, &m, 4);
+	write_text("/proc/sys/net/ipv6/conf/eth0/disable_ipv6", "1");
+	if ((sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifn);
+	if (ioctl(sk, SIOCGIFFLAGS, &ifr) == -1)
+		goto out;
+	ifr.ifr_flags &= ~IFF_UP;
+	if (ioctl(sk, SIOCSIFFLAGS, &ifr) == -1)
+		goto out;
+	ifr.ifr_hwaddr.sa_family = 1;   /* ARPHRD_ETHER */
+	memcpy(ifr.ifr_hwaddr.sa_data, st->mac, 6);
+	if (ioctl(sk, SIOCSIFHWADDR, &ifr) == -1 ||
+	    sin_ioctl(sk, SIOCSIFADDR, ifn, st->addr4) == -1 ||
+	    sin_ioctl(sk, SIOCSIFNETMASK, ifn, mask) == -1 ||
+	    ioctl(sk, SIOCGIFFLAGS, &ifr) == -1)
+		goto out;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(sk, SIOCSIFFLAGS, &ifr) == -1)
+		goto out;
+	sin = (struct sockaddr_in *)&rt.rt_dst;
+	sin->sin_family = AF_INET;
+	sin = (struct sockaddr_in *)&rt.rt_genmask;
+	sin->sin_family = AF_INET;
+	sin = (struct sockaddr_in *)&rt.rt_gateway;
+	sin->sin_family = AF_INET;
+	memcpy(&sin->sin_addr, st->gw4, 4);
+	rt.rt_flags = RTF_UP | RTF_GATEWAY;
+	rt.rt_dev = (char *)ifn;
+	if (ioctl(sk, SIOCADDRT, &rt) == -1 && errno != EEXIST)
+		goto out;
+	r = 0;
+out:
+	close(sk);
+	return r;
+}
+
 static void
 do_setup(struct session *s, const char *p, uint32_t len)
 {
@@ -568,8 +658,17 @@ do_setup(struct session *s, const char *p, uint32_t len)
 	if (len < sizeof st)
 		return fail(s, 125, "short SETUP");
 	memcpy(&st, p, sizeof st);
-	if (len > sizeof st)
-		sethostname(p + sizeof st, len - sizeof st);
+	if (st.hosts_len > len - sizeof st || st.resolv_len > len - sizeof st - st.hosts_len)
+		return fail(s, 125, "SETUP: its texts overrun it");
+	if (len > sizeof st + st.hosts_len + st.resolv_len)
+		sethostname(p + sizeof st + st.hosts_len + st.resolv_len,
+		    len - sizeof st - st.hosts_len - st.resolv_len);
+	if (st.net && net_setup(&st) == -1)
+		return fail(s, 125, "SETUP: the network interface eth0");
+	if ((st.hosts_len && etc_file("/etc/hosts", "/run/sbx-hosts", p + sizeof st,
+	    st.hosts_len) == -1) || (st.resolv_len && etc_file("/etc/resolv.conf",
+	    "/run/sbx-resolv.conf", p + sizeof st + st.hosts_len, st.resolv_len) == -1))
+		return fail(s, 125, "SETUP: /etc/hosts or /etc/resolv.conf");
 	if (st.realtime_ns > 0) {
 		struct timespec ts = { (time_t)(st.realtime_ns / 1000000000),
 			(long)(st.realtime_ns % 1000000000) };

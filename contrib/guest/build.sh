@@ -17,9 +17,10 @@ out=${1:?usage: build.sh OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 
 # The modules the initramfs loads to reach its root (the test guest's over 9p,
-# a microVM's over 9p and its ext4 disk) and the agent's ports; the rest come
-# from the kit over 9p once it is mounted.
-boot_modules="virtio_mmio 9pnet_virtio 9p overlay virtio_blk virtio_console crc32c_generic ext4"
+# a microVM's over 9p and its ext4 disk), the agent's ports and a microVM's
+# NIC (an allow-list's network); the rest come from the kit over 9p once it
+# is mounted.
+boot_modules="virtio_mmio 9pnet_virtio 9p overlay virtio_blk virtio_console crc32c_generic ext4 virtio_net"
 
 kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
 	sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1)

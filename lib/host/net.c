@@ -154,6 +154,37 @@ link_up(int nl, int index)
 	return sbx_nl_talk(nl, &b);
 }
 
+/* A bridge, made in the namespace of the socket's maker. */
+static int
+bridge_create(int nl, const char *name)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct rtattr *info;
+	struct sbx_nlbuf b;
+
+	sbx_nl_init(&b, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, &ifi, sizeof ifi);
+	if (sbx_nla_put(&b, IFLA_IFNAME, name, strlen(name) + 1) == NULL ||
+	    (info = sbx_nla_put(&b, IFLA_LINKINFO, NULL, 0)) == NULL ||
+	    sbx_nla_put(&b, IFLA_INFO_KIND, "bridge", 7) == NULL)
+		return -ENOBUFS;
+	sbx_nla_end(&b, info);
+	return sbx_nl_talk(nl, &b);
+}
+
+/* Interface index into bridge master, and up. */
+static int
+link_enslave(int nl, int index, int master)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = index,
+		.ifi_flags = IFF_UP, .ifi_change = IFF_UP };
+	struct sbx_nlbuf b;
+
+	sbx_nl_init(&b, RTM_NEWLINK, 0, &ifi, sizeof ifi);
+	if (sbx_nla_put(&b, IFLA_MASTER, &master, sizeof master) == NULL)
+		return -ENOBUFS;
+	return sbx_nl_talk(nl, &b);
+}
+
 /* An address of a /30 (IPv4) or /126 (IPv6), usable at once (no duplicate detection). */
 static int
 addr_add(int nl, int index, int family, const void *addr)
@@ -213,10 +244,10 @@ ipv6_mode(const char *ifname, int on)
  * sandbox's network namespace keeps working there after we leave it.
  */
 static int
-config_inside(pid_t pid, const struct link *k, struct sbx_err *e)
+config_inside(pid_t pid, const struct link *k, const char *port, struct sbx_err *e)
 {
 	char p[64];
-	int self = -1, target = -1, nl = -1, rc, index;
+	int self = -1, target = -1, nl = -1, rc = 0, index, br = 0, pi = 0;
 
 	snprintf(p, sizeof p, "/proc/%d/ns/net", (int)pid);
 	if ((self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1 ||
@@ -231,6 +262,14 @@ config_inside(pid_t pid, const struct link *k, struct sbx_err *e)
 	nl = sbx_nl_socket(NETLINK_ROUTE);
 	ipv6_mode("eth0", k->v6);
 	index = (int)if_nametoindex("eth0");
+	if (port != NULL && nl != -1) {
+		/* No address here, no IPv6 of its own: the bridge only carries
+		 * the guest's frames between port and eth0. */
+		sbx_write_str("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+		if (bridge_create(nl, "br0") == 0)
+			br = (int)if_nametoindex("br0");
+		pi = (int)if_nametoindex(port);
+	}
 	if (setns(self, CLONE_NEWNET) == -1) {
 		/* Staying in the sandbox's namespace would be worse than dying. */
 		abort();
@@ -239,7 +278,15 @@ config_inside(pid_t pid, const struct link *k, struct sbx_err *e)
 		sbx_err_sys(e, SBX_EX_OSERR, "the sandbox's eth0");
 		goto out;
 	}
-	if ((rc = addr_add(nl, index, AF_INET, k->sb4)) < 0 ||
+	if (port != NULL) {
+		if (br == 0 || pi == 0 || (rc = link_enslave(nl, index, br)) < 0 ||
+		    (rc = link_enslave(nl, pi, br)) < 0 || (rc = link_up(nl, br)) < 0) {
+			if (br != 0 && pi != 0)
+				errno = -rc;
+			sbx_err_sys(e, SBX_EX_OSERR, "bridge %s and the sandbox's eth0", port);
+			goto out;
+		}
+	} else if ((rc = addr_add(nl, index, AF_INET, k->sb4)) < 0 ||
 	    (k->v6 && (rc = addr_add(nl, index, AF_INET6, k->sb6)) < 0) ||
 	    (rc = link_up(nl, index)) < 0 ||
 	    (rc = route_default(nl, index, AF_INET, k->host4)) < 0 ||
@@ -850,16 +897,17 @@ relay_start(struct sbx_relay_cfg *c, pid_t init, struct sbx_err *e)
 	return pid;
 }
 
-int
-sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, struct sbx_err *e)
+static int
+net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, const char *port,
+    struct sbx_err *e)
 {
 	struct sbx_egress p;
 	struct sbx_relay_cfg c = { s, m->sandbox_id, NULL, { 0 }, { 0 }, -1, -1, -1, -1, -1 };
 	struct lease l;
 	struct link k;
 	char ifname[IFNAMSIZ], buf[64], ctl[1200];
-	uint32_t pool;
-	int nl = -1, rc, index, pool_prefix, v6 = sbx_egress_wants_ipv6(&m->allowed_egress);
+	uint32_t pool = 0;
+	int nl = -1, rc, index, pool_prefix = 0, v6 = sbx_egress_wants_ipv6(&m->allowed_egress);
 	unsigned port4 = 0, port6 = 0;
 	pid_t relay;
 
@@ -900,7 +948,7 @@ sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, str
 		sbx_err_sys(e, SBX_EX_OSERR, "address of %s", ifname);
 		goto fail;
 	}
-	if (config_inside(pid, &k, e) == -1 ||
+	if (config_inside(pid, &k, port, e) == -1 ||
 	    (c.listen_fd = listener(AF_INET, k.host4, &port4, e)) == -1 ||
 	    (v6 && (c.listen6_fd = listener(AF_INET6, k.host6, &port6, e)) == -1) ||
 	    (c.nflog_fd = sbx_relay_nflog_open(group_for(l.net), e)) == -1 ||
@@ -945,6 +993,44 @@ out:
 		close(nl);
 	sbx_egress_free(&p);
 	return rc;
+}
+
+int
+sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid, struct sbx_err *e)
+{
+	return net_create(s, m, pid, NULL, e);
+}
+
+int
+sbx_net_create_bridged(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid,
+    const char *port, struct sbx_err *e)
+{
+	if (sbx_egress_wants_ipv6(&m->allowed_egress))
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "allowed_egress: a bridged guest's "
+		    "network is IPv4 only (yet)");
+	return net_create(s, m, pid, port, e);
+}
+
+int
+sbx_net_guest(const struct sbx_manifest *m, unsigned char addr4[4], unsigned char gw4[4],
+    int *prefix)
+{
+	const char *a = sbx_rt_str(m, "net_addr");
+	struct in_addr in;
+	char buf[32];
+	uint32_t h, sb;
+
+	if (a == NULL || strlen(a) >= sizeof buf || strchr(a, '/') == NULL)
+		return -1;
+	snprintf(buf, sizeof buf, "%.*s", (int)(strchr(a, '/') - a), a);
+	if (inet_pton(AF_INET, buf, &in) != 1)
+		return -1;
+	h = htonl(ntohl(in.s_addr) + 1);
+	sb = htonl(ntohl(in.s_addr) + 2);
+	memcpy(gw4, &h, 4);
+	memcpy(addr4, &sb, 4);
+	*prefix = 30;
+	return 0;
 }
 
 /* The relay: TERM (it writes its last audit events), KILL after a second. */

@@ -280,8 +280,8 @@ sbx_rootfs_skeleton_gc(const struct sbx_store *s, const struct sbx_strv *keep, i
  * pinned to. /etc/resolv.conf names a resolver only when the allow-list has
  * one (IP:53), over TCP: the relay carries TCP only, and UDP is refused.
  */
-static char *
-hosts_text(const struct sbx_manifest *m)
+char *
+sbx_rootfs_hosts_text(const struct sbx_manifest *m)
 {
 	char *hosts = NULL, *more;
 	size_t i;
@@ -304,6 +304,26 @@ hosts_text(const struct sbx_manifest *m)
 	return hosts;
 }
 
+void
+sbx_rootfs_resolv_text(const struct sbx_manifest *m, char *resolv, size_t size)
+{
+	struct sbx_egress p;
+	const struct sbx_egress_rule *dns;
+	char ip[INET6_ADDRSTRLEN];
+
+	snprintf(resolv, size, "# sbx: network_policy %s, no resolver allowed\n",
+	    m->network_policy);
+	if (strcmp(m->network_policy, "egress-allow-list") == 0 &&
+	    sbx_egress_parse(&m->allowed_egress, &m->rt.egress_pins, &p, NULL) == 0) {
+		if ((dns = sbx_egress_resolver(&p)) != NULL) {
+			inet_ntop(dns->family, dns->addr, ip, sizeof ip);
+			snprintf(resolv, size, "# sbx: the resolver allowed_egress names, "
+			    "over TCP\nnameserver %s\noptions use-vc\n", ip);
+		}
+		sbx_egress_free(&p);
+	}
+}
+
 /*
  * The sandbox's own lower layer, above the skeleton: its /etc/hosts,
  * hostname and resolv.conf, below dirfd (owned by uid:gid).
@@ -312,28 +332,16 @@ static int
 write_own_lower(int dirfd, const struct sbx_manifest *m, uid_t uid, gid_t gid,
     struct sbx_err *e)
 {
-	struct sbx_egress p;
-	const struct sbx_egress_rule *dns;
-	char *hosts, resolv[200], ip[INET6_ADDRSTRLEN];
+	char *hosts, resolv[200];
 	int r;
 
 	if ((mkdirat(dirfd, "etc", 0755) == -1 && errno != EEXIST) ||
 	    fchmodat(dirfd, "etc", 0755, 0) == -1 ||
 	    fchownat(dirfd, "etc", uid, gid, AT_SYMLINK_NOFOLLOW) == -1)
 		return sbx_err_sys(e, SBX_EX_CANTCREAT, "the sandbox's own /etc");
-	if ((hosts = hosts_text(m)) == NULL)
+	if ((hosts = sbx_rootfs_hosts_text(m)) == NULL)
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
-	snprintf(resolv, sizeof resolv, "# sbx: network_policy %s, no resolver allowed\n",
-	    m->network_policy);
-	if (strcmp(m->network_policy, "egress-allow-list") == 0 &&
-	    sbx_egress_parse(&m->allowed_egress, &m->rt.egress_pins, &p, NULL) == 0) {
-		if ((dns = sbx_egress_resolver(&p)) != NULL) {
-			inet_ntop(dns->family, dns->addr, ip, sizeof ip);
-			snprintf(resolv, sizeof resolv, "# sbx: the resolver allowed_egress names, "
-			    "over TCP\nnameserver %s\noptions use-vc\n", ip);
-		}
-		sbx_egress_free(&p);
-	}
+	sbx_rootfs_resolv_text(m, resolv, sizeof resolv);
 	r = write_at(dirfd, "etc/hosts", hosts, strlen(hosts), uid, gid, e) == -1 ||
 	    write_at(dirfd, "etc/resolv.conf", resolv, strlen(resolv), uid, gid, e) == -1 ||
 	    write_at(dirfd, "etc/hostname", m->sandbox_id, strlen(m->sandbox_id), uid, gid,
@@ -393,7 +401,7 @@ sbx_rootfs_update_hosts(const struct sbx_store *s, const struct sbx_manifest *m,
 
 	if (sbx_store_path(s, m->sandbox_id, "lower/etc/hosts", path, sizeof path, e) == -1)
 		return -1;
-	if ((hosts = hosts_text(m)) == NULL)
+	if ((hosts = sbx_rootfs_hosts_text(m)) == NULL)
 		return sbx_err_set(e, SBX_EX_OSERR, "out of memory");
 	if ((fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    sbx_write_all(fd, hosts, strlen(hosts)) == -1)

@@ -108,4 +108,11 @@ int sbx_rootfs_beneath(int rootfd, const char *path, int is_dir, uid_t uid, gid_
 int sbx_rootfs_enter(const struct sbx_manifest *m, const struct sbx_lowers *lw,
     const struct sbx_rootfs_fds *f, struct sbx_err *e);
 
+/* The sandbox's /etc/hosts: localhost, its ID, and the allow-list's host
+ * names at their pinned addresses (malloc'd; NULL: out of memory). */
+char *sbx_rootfs_hosts_text(const struct sbx_manifest *m);
+/* Its /etc/resolv.conf: the allow-list's resolver (IP:53), over TCP, or a
+ * comment saying there is none. */
+void sbx_rootfs_resolv_text(const struct sbx_manifest *m, char *resolv, size_t size);
+
 #endif

@@ -19,6 +19,8 @@
  */
 #include <dirent.h>
 #include <linux/close_range.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -43,6 +46,7 @@
 #include "layer.h"
 #include "ids.h"
 #include "kvm.h"
+#include "net.h"
 #include "ns.h"
 #include "oci.h"
 #include "rootfs.h"
@@ -390,10 +394,16 @@ vm_memory_snapshot(const struct sbx_store *s, const char *id)
 static int
 vm_refuse(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
 {
-	if (strcmp(m->network_policy, "deny-all") != 0)
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy %s: isolation_level "
-		    "microvm has no network yet (deny-all only: the VM has no NIC)",
-		    m->network_policy);
+	if (strcmp(m->network_policy, "host") == 0)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy host: isolation_level "
+		    "microvm has a network of its own only (deny-all or egress-allow-list): the "
+		    "host's would need NAT of the host's traffic");
+	if (sbx_net_wanted(m) && sbx_egress_wants_ipv6(&m->allowed_egress))
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "allowed_egress: isolation_level "
+		    "microvm reaches IPv4 destinations only (yet)");
+	if (sbx_net_wanted(m) && sbx_manifest_rootfs_is_snapshot(m->rootfs))
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "rootfs %s: isolation_level microvm "
+		    "restores memory snapshots only without a network (deny-all)", m->rootfs);
 	if (sbx_manifest_rootfs_is_snapshot(m->rootfs) && !vm_memory_snapshot(s, m->rootfs))
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "rootfs %s: isolation_level microvm "
 		    "starts from a memory snapshot of a microVM only (not from files alone, yet)",
@@ -425,8 +435,11 @@ vm_check(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err
 	if (cpus > 0 && vm_vcpus(m) > cpus)
 		return sbx_err_set(e, SBX_EX_DATAERR, "resource_allocation.cpu_cores %g: %d vCPUs, "
 		    "more than this host's %ld", m->res.cpu_cores, vm_vcpus(m), cpus);
-	if (vm_refuse(s, m, e) == -1)
+	if (vm_refuse(s, m, e) == -1 || sbx_net_check(s, m, e) == -1)
 		return -1;
+	if (sbx_net_wanted(m) && access("/dev/net/tun", R_OK | W_OK) == -1)
+		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy %s: isolation_level "
+		    "microvm needs /dev/net/tun for the VM's tap", m->network_policy);
 	if (oci_find("qemu-system-x86_64", path, sizeof path) == -1)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level microvm: "
 		    "qemu-system-x86_64 is not installed (Debian: qemu-system-x86)");
@@ -478,6 +491,14 @@ vm_disk_base(const struct sbx_manifest *m)
 	const char *b = sbx_rt_str(m, "base");
 
 	return b != NULL ? strcmp(b, "disk") == 0 : strcmp(m->rootfs, "host") != 0;
+}
+
+/* Memory snapshots: of a disk-based VM without a NIC (a clone would need
+ * its parent's tap and network; with one, a snapshot holds files only). */
+static int
+vm_can_checkpoint(const struct sbx_manifest *m)
+{
+	return vm_disk_base(m) && !sbx_net_wanted(m);
 }
 
 /* The tree nftw walks now (nftw passes no context). */
@@ -804,12 +825,15 @@ struct vm_launch {
 	uid_t uid;
 };
 
-/* QEMU's command line. */
-static void
+/* QEMU's command line: at most VM_ARGV arguments, VM_ARGBUF of them made
+ * in buf; -1 (nothing to run) past either. */
+#define VM_ARGV 96
+#define VM_ARGBUF 32
+static int
 qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct vm_launch *l,
-    char **v, char (*buf)[1400])
+    int tap, char **v, char (*buf)[1400])
 {
-	int n = 0, b = 0, i;
+	int n = 0, b = 0, i, over = 0;
 	long khz = 0;
 	FILE *f = fopen("/proc/cpuinfo", "re");
 	char line[256];
@@ -822,8 +846,9 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 		}
 	if (f)
 		fclose(f);
-#define ARG(s) (v[n++] = (char *)(s))
-#define FMT(...) (snprintf(buf[b], sizeof buf[b], __VA_ARGS__), v[n++] = buf[b++])
+#define ARG(s) (n < VM_ARGV - 1 ? (void)(v[n++] = (char *)(s)) : (void)(over = 1))
+#define FMT(...) (b < VM_ARGBUF ? (void)snprintf(buf[b], sizeof buf[b], __VA_ARGS__), \
+	ARG(buf[b++]) : (void)(over = 1))
 	ARG(l->qemu);
 	ARG("-M");
 	ARG(l->base_fd != -1 ? "microvm,x-option-roms=off,rtc=on,memory-backend=ram" :
@@ -889,6 +914,14 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 		else
 			FMT("virtserialport,chardev=a%d,name=sbx.%d", i, i);
 	}
+	if (tap != -1) {
+		/* The same MAC in every VM (a boot snapshot's device state holds
+		 * it): the agent sets the sandbox's own at setup. */
+		ARG("-netdev");
+		FMT("tap,id=n0,fd=%d,vhost=off", tap);
+		ARG("-device");
+		ARG("virtio-net-device,netdev=n0,mac=02:73:00:00:00:01");
+	}
 	ARG("-qmp");
 	FMT("unix:%s,server=on,wait=off", p->qmp);
 	if (l->incoming) {
@@ -898,35 +931,72 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 	ARG("-sandbox");
 	ARG("on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
 	v[n] = NULL;
+	return over ? -1 : 0;
 #undef ARG
 #undef FMT
 }
 
-/* The VMM, detached: QEMU in a mount namespace of its own (the base
- * root), in cg, as l->uid. Its PID, or -1. */
-static pid_t
-vm_spawn(const struct sbx_manifest *m, const struct vm_paths *p, const struct sbx_lowers *lw,
-    const struct vm_launch *l, const struct sbx_cgroup *cg, struct sbx_err *e)
+/* In the VMM's network namespace: the tap its NIC goes through, tap0, no
+ * IPv6 of its own (the namespace's interfaces only carry the guest's). */
+static int
+vm_tap(void)
 {
-	char *argv[64], buf[24][1400];
-	int pp[2];
+	struct ifreq ifr = { 0 };
+	int fd;
+
+	sbx_write_str("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+	if ((fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC)) == -1)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "tap0");
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+	if (ioctl(fd, TUNSETIFF, &ifr) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The VMM, detached: QEMU in mount and network namespaces of its own (the
+ * base root; no interface but lo, or with a network the tap, bridged there
+ * to the veth sbx_net_create_bridged gives it before QEMU starts), in cg,
+ * as l->uid. Its PID, or -1.
+ */
+static pid_t
+vm_spawn(const struct sbx_store *s, struct sbx_manifest *m, const struct vm_paths *p,
+    const struct sbx_lowers *lw, const struct vm_launch *l, const struct sbx_cgroup *cg,
+    struct sbx_err *e)
+{
+	char *argv[VM_ARGV], buf[VM_ARGBUF][1400], c = 0;
+	int pp[2], go[2], net = sbx_net_wanted(m);
 	pid_t pid, vmm = -1;
 	int st;
 
-	qemu_argv(m, p, l, argv, buf);
 	if (pipe2(pp, O_CLOEXEC) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
+	if (pipe2(go, O_CLOEXEC) == -1) {
+		close(pp[0]);
+		close(pp[1]);
+		return sbx_err_sys(e, SBX_EX_OSERR, "pipe");
+	}
 	if ((pid = fork()) == 0) {
 		pid_t q;
 
 		setsid();
 		if ((q = fork()) == 0) {
-			int null = open("/dev/null", O_RDONLY);
+			int null = open("/dev/null", O_RDONLY), tap = -1;
 			sigset_t none;
 
 			sigemptyset(&none);
 			sigprocmask(SIG_SETMASK, &none, NULL);
-			if (unshare(CLONE_NEWNS) == -1 ||
+			/* Made, then reported: the network comes from outside. */
+			if (unshare(CLONE_NEWNS | CLONE_NEWNET) == -1 || (net && (tap = vm_tap()) == -1))
+				_exit(71);
+			q = getpid();
+			if (write(pp[1], &q, sizeof q) != (ssize_t)sizeof q ||
+			    read(go[0], &c, 1) != 1 || c != 'g')
+				_exit(71);
+			if (qemu_argv(m, p, l, tap, argv, buf) == -1 ||
 			    (l->base_fd == -1 && mount_base(m, lw, p->base) == -1) ||
 			    (strcmp(l->accel, "kvm") == 0 && own_kvm(p, l->uid) == -1) ||
 			    sbx_cgroup_enter(cg, 0, NULL) == -1)
@@ -940,27 +1010,42 @@ vm_spawn(const struct sbx_manifest *m, const struct vm_paths *p, const struct sb
 				_exit(71);
 			{
 				const int keep[] = { l->kernel_fd, l->initrd_fd, l->disk_fd,
-					l->base_fd, l->state_fd };
+					l->base_fd, l->state_fd, tap };
 
 				vm_keep_fds(keep, sizeof keep / sizeof *keep);
 			}
 			execv(l->qemu, argv);
 			_exit(127);
 		}
-		(void)!write(pp[1], &q, sizeof q);
 		_exit(q == -1);
 	}
 	close(pp[1]);
+	close(go[0]);
 	if (pid == -1) {
 		close(pp[0]);
+		close(go[1]);
 		return sbx_err_sys(e, SBX_EX_OSERR, "fork");
 	}
 	if (read(pp[0], &vmm, sizeof vmm) != (ssize_t)sizeof vmm)
 		vmm = -1;
 	close(pp[0]);
 	waitpid(pid, &st, 0);
-	if (vmm <= 0)
-		return sbx_err_set(e, SBX_EX_OSERR, "cannot start the VMM");
+	if (vmm <= 0) {
+		close(go[1]);
+		return sbx_err_set(e, SBX_EX_OSERR, "cannot start the VMM%s", net ?
+		    " (its network namespace or tap)" : "");
+	}
+	if (net && sbx_net_create_bridged(s, m, vmm, "tap0", e) == -1) {
+		kill(vmm, SIGKILL);
+		close(go[1]);
+		return -1;
+	}
+	if (write(go[1], "g", 1) != 1) {
+		kill(vmm, SIGKILL);
+		close(go[1]);
+		return sbx_err_sys(e, SBX_EX_OSERR, "start the VMM");
+	}
+	close(go[1]);
 	return vmm;
 }
 
@@ -1044,10 +1129,10 @@ vm_boot_path(const struct sbx_store *s, const struct sbx_manifest *m, const stru
 	if (stat(l->qemu, &st) == -1)
 		return sbx_err_sys(e, SBX_EX_UNAVAILABLE, "%s", l->qemu);
 	snprintf(text, sizeof text, "kit %s\ninitrd %s\nqemu %s %lld %lld\naccel %s\nvcpus %d\n"
-	    "memory %lld\ndisk %lld\nro %d\nroot %s %s\n", l->kit, l->initrd, l->qemu,
+	    "memory %lld\ndisk %lld\nro %d\nroot %s %s\nnic %d\n", l->kit, l->initrd, l->qemu,
 	    (long long)st.st_size, (long long)st.st_mtim.tv_sec, l->accel, vm_vcpus(m),
 	    vm_memory_mb(m), vm_disk_mb(m),
-	    m->read_only_root == 1, m->rootfs, l->root.digest);
+	    m->read_only_root == 1, m->rootfs, l->root.digest, sbx_net_wanted(m));
 	sbx_sha256_init(&c);
 	sbx_sha256_update(&c, text, strlen(text));
 	sbx_sha256_final(&c, d);
@@ -1229,7 +1314,8 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 	l.ram.pid = l.ram.fd = -1;
 	if (vm_kit(s, l.kit, sizeof l.kit, e) == -1 || oci_find("qemu-system-x86_64", l.qemu,
 	    sizeof l.qemu) == -1 || vm_initrd(s, l.kit, l.initrd, sizeof l.initrd, e) == -1 ||
-	    sbx_tier_pick_ids(s, m, e) == -1 || vm_paths(s, m, &p, e) == -1)
+	    sbx_tier_pick_ids(s, m, e) == -1 || vm_paths(s, m, &p, e) == -1 ||
+	    sbx_net_prepare(m, e) == -1)
 		return -1;
 	l.accel = vm_accel(l.qemu, l.kit);
 	l.uid = (uid_t)sbx_rt_int(m, "uid_base");
@@ -1281,7 +1367,7 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 		goto fail;
 	}
 	sbx_crash_point("vm-spawn");
-	if ((pid = vm_spawn(m, &p, &lw, &l, &cg, e)) == -1)
+	if ((pid = vm_spawn(s, m, &p, &lw, &l, &cg, e)) == -1)
 		goto fail;
 	vm_pidfile(&p, pid);
 	if (sbx_rt_set_int(m, "pid", pid) == -1 ||
@@ -1377,6 +1463,9 @@ vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_
 	    (unsigned long long)sbx_rt_int(m, "start_ticks"), SIGKILL, 5000))
 		r = sbx_err_set(e, SBX_EX_OSERR, "the VMM %lld survived SIGKILL",
 		    sbx_rt_int(m, "pid"));
+	/* The veth went with the VMM's network namespace; rules, relay and lease now. */
+	if (sbx_net_wanted(m) && sbx_net_destroy(s, m, r == 0 ? e : NULL) == -1)
+		r = -1;
 	if (sbx_rt_str(m, "cgroup") != NULL && sbx_cgroup_host(&h, NULL) == 0 &&
 	    sbx_cgroup_from_spec(&h, sbx_rt_str(m, "cgroup"), &cg, NULL) == 0) {
 		if (sbx_cgroup_destroy(&cg, r == 0 ? e : NULL) == -1)
@@ -1563,7 +1652,7 @@ const struct sbx_driver sbx_driver_microvm = {
 	.capture = vm_capture,
 	/* a clone's disk holds its parent's files too */
 	.whole_layer = 1,
-	.can_checkpoint = vm_disk_base,
+	.can_checkpoint = vm_can_checkpoint,
 	.checkpoint = vm_checkpoint,
 	.restart = vm_restart,
 	.restore = vm_restore,

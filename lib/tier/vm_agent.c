@@ -30,7 +30,9 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "net.h"
 #include "pty.h"
+#include "rootfs.h"
 #include "supervise.h"
 #include "tier_env.h"
 #include "util.h"
@@ -168,12 +170,55 @@ expect(int fd, uint32_t want, void *out, size_t size, const char *what, struct s
 	return 0;
 }
 
+/*
+ * With a network of its own (the allow-list's, through the VM's tap), the
+ * guest's NIC takes the sandbox's address, a MAC made from it (unique on
+ * the sandbox's bridge, new in each clone), and /etc/hosts and resolv.conf
+ * as the namespace tier writes them.
+ */
+static char *
+setup_net(const struct sbx_manifest *m, struct vm_setup *st, size_t *len, struct sbx_err *e)
+{
+	char resolv[200], *hosts, *tail;
+	int prefix;
+
+	*len = strlen(m->sandbox_id);
+	if (!sbx_net_wanted(m)) {
+		if ((tail = strdup(m->sandbox_id)) == NULL)
+			sbx_err_oom(e);
+		return tail;
+	}
+	if (sbx_net_guest(m, st->addr4, st->gw4, &prefix) == -1) {
+		sbx_err_set(e, SBX_EX_SOFTWARE, "sandbox %s: no network lease recorded",
+		    m->sandbox_id);
+		return NULL;
+	}
+	st->net = 1;
+	st->prefix4 = (uint8_t)prefix;
+	memcpy(st->mac, (const uint8_t[]){ 0x02, 0x73 }, 2);
+	memcpy(st->mac + 2, st->addr4, 4);
+	sbx_rootfs_resolv_text(m, resolv, sizeof resolv);
+	if ((hosts = sbx_rootfs_hosts_text(m)) == NULL ||
+	    (tail = malloc(strlen(hosts) + strlen(resolv) + *len + 1)) == NULL) {
+		free(hosts);
+		sbx_err_oom(e);
+		return NULL;
+	}
+	st->hosts_len = (uint32_t)strlen(hosts);
+	st->resolv_len = (uint32_t)strlen(resolv);
+	*len += st->hosts_len + st->resolv_len;
+	snprintf(tail, *len + 1, "%s%s%s", hosts, resolv, m->sandbox_id);
+	free(hosts);
+	return tail;
+}
+
 int
 vm_agent_setup(const struct vm_paths *p, const struct sbx_manifest *m, double deadline,
     char *release, size_t size, struct sbx_err *e)
 {
 	struct vm_setup st = { 0 };
-	struct vm_req req = { VM_SETUP, &st, sizeof st, m->sandbox_id, strlen(m->sandbox_id) };
+	struct vm_req req = { VM_SETUP, &st, sizeof st, NULL, 0 };
+	char *tail;
 	int fd, r;
 
 	st.pids_max = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
@@ -186,7 +231,12 @@ vm_agent_setup(const struct vm_paths *p, const struct sbx_manifest *m, double de
 	if (getrandom(st.seed, sizeof st.seed, 0) != (ssize_t)sizeof st.seed)
 		return sbx_err_sys(e, SBX_EX_OSERR, "getrandom");
 	st.realtime_ns = (int64_t)(sbx_realtime() * 1e9);
-	if ((fd = agent_open(p, 0, deadline, &req, release, size, e)) == -1)
+	if ((tail = setup_net(m, &st, &req.extra_len, e)) == NULL)
+		return -1;
+	req.extra = tail;
+	fd = agent_open(p, 0, deadline, &req, release, size, e);
+	free(tail);
+	if (fd == -1)
 		return -1;
 	r = expect(fd, VM_OK, NULL, 0, "answer to its setup", e);
 	close(fd);
@@ -613,6 +663,55 @@ run_failed(void *ctx, struct sbx_err *e)
 	return 1;
 }
 
+/* The run's relay, in a child of its own: the command's streams (the
+ * caller's, x->stdio, or the terminal's slave) to and from the agent. */
+static void __attribute__((noreturn))
+relay_child(int fd, const struct sbx_exec *x, int slave, int result)
+{
+	int in = 0, out = 1, err = 2;
+
+	if (x->tty) {
+		struct termios tio;
+
+		setsid();
+		ioctl(slave, TIOCSCTTY, 0);
+		if (tcgetattr(slave, &tio) == 0) {
+			cfmakeraw(&tio);
+			tcsetattr(slave, TCSANOW, &tio);
+		}
+		in = out = err = slave;
+	} else if (x->stdio != NULL) {
+		in = x->stdio[0];
+		out = x->stdio[1];
+		err = x->stdio[2];
+	}
+	relay(fd, in, out, err, x->tty, result);
+}
+
+/* A run's share of the relay's counters: taken as it starts (1; 0: no
+ * network, or sbx's own command; -1 e), its figures into t at its end. */
+static int
+net_begin(const struct sbx_store *s, const struct sbx_manifest *m, uint32_t flags,
+    struct sbx_relay_counts *before, struct sbx_err *e)
+{
+	if ((flags & VM_EXEC_SYSTEM) || !sbx_net_wanted(m))
+		return 0;
+	return sbx_net_counts(s, m, 1, before, e) == -1 ? -1 : 1;
+}
+
+static void
+net_end(const struct sbx_store *s, const struct sbx_manifest *m,
+    struct sbx_relay_counts *before, struct sbx_trace *t)
+{
+	struct sbx_relay_counts after;
+
+	if (sbx_net_counts(s, m, -1, &after, NULL) == 0) {
+		sbx_net_trace(before, &after, t);
+		sbx_relay_counts_free(&after);
+	}
+	sbx_relay_counts_free(before);
+}
+
 int
 vm_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e)
@@ -627,9 +726,11 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 	struct vm_paths p;
 	struct vm_run r;
 	struct vm_req req = { VM_EXEC, NULL, 0, NULL, 0 };
+	struct sbx_relay_counts net_before;
 	char *payload;
 	size_t plen = 0;
 	int lock, port = 0, fd, pipefd[2], master = -1, slave = -1, ret;
+	int have_net = 0;
 	double t;
 	pid_t pid;
 
@@ -674,12 +775,16 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 	if (x->starting != NULL)
 		x->starting(x->starting_ctx);
 	sbx_supervise_start(&r.sv, &res->trace);
-	/* the command goes with the HELLO, the run's clock going */
+	/* the command goes with the HELLO, the run's clock going; the relay's
+	 * counters before and after it: the run's traffic and refusals */
 	req.payload = payload;
 	req.len = plen;
-	fd = agent_open(&p, port, sbx_monotonic() + 30, &req, NULL, 0, e);
+	fd = (have_net = net_begin(s, m, flags, &net_before, e)) == -1 ? -1 :
+	    agent_open(&p, port, sbx_monotonic() + 30, &req, NULL, 0, e);
 	free(payload);
 	if (fd == -1) {
+		if (have_net == 1)
+			net_end(s, m, &net_before, &res->trace);
 		close(pipefd[0]);
 		close(pipefd[1]);
 		close(lock);
@@ -690,31 +795,16 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 		return -1;
 	}
 	if ((pid = fork()) == 0) {
-		int in = 0, out = 1, err = 2;
-
 		close(pipefd[0]);
-		if (x->tty) {
-			struct termios tio;
-
-			setsid();
-			ioctl(slave, TIOCSCTTY, 0);
-			if (tcgetattr(slave, &tio) == 0) {
-				cfmakeraw(&tio);
-				tcsetattr(slave, TCSANOW, &tio);
-			}
-			in = out = err = slave;
-		} else if (x->stdio != NULL) {
-			in = x->stdio[0];
-			out = x->stdio[1];
-			err = x->stdio[2];
-		}
-		relay(fd, in, out, err, x->tty, pipefd[1]);
+		relay_child(fd, x, slave, pipefd[1]);
 	}
 	close(pipefd[1]);
 	close(fd);
 	if (slave != -1)
 		close(slave);
 	if (pid == -1) {
+		if (have_net)
+			net_end(s, m, &net_before, &res->trace);
 		close(pipefd[0]);
 		close(lock);
 		if (master != -1)
@@ -726,6 +816,8 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 	if ((r.sv.pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		if (have_net)
+			net_end(s, m, &net_before, &res->trace);
 		close(pipefd[0]);
 		close(lock);
 		return sbx_err_sys(e, SBX_EX_RUNFAIL, "pidfd_open");
@@ -747,6 +839,8 @@ vm_exec_flags(const struct sbx_store *s, const struct sbx_manifest *m, const str
 			res->trace.kill_reason = strdup("memory");
 		}
 	}
+	if (have_net)
+		net_end(s, m, &net_before, &res->trace);
 	close(r.sv.pidfd);
 	if (r.sv.master != -1)
 		close(r.sv.master);

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define VM_PROTO_VERSION 2
+#define VM_PROTO_VERSION 3
 /* The guest's ports for runs are named sbx.0 ... sbx.(VM_PORTS-1); one
  * more, sbx.ctl (index VM_CTL), carries sbx's own requests (FREEZE, STAT,
  * VM_EXEC_SYSTEM commands), so that they never wait for a run to end. */
@@ -28,7 +28,7 @@
 enum vm_frame {
 	/* host -> guest */
 	VM_HELLO = 1,     /* u64 nonce, u32 version */
-	VM_SETUP,         /* struct vm_setup, then the hostname */
+	VM_SETUP,         /* struct vm_setup, its texts, then the hostname */
 	VM_EXEC,          /* struct vm_exec, then cwd, argv[], env[] as NUL-ended strings */
 	VM_STDIN,         /* bytes; empty: end of input */
 	VM_SIGNAL,        /* u32 signal, to the command's process group */
@@ -59,6 +59,13 @@ struct vm_setup {
 	uint8_t seed[32];        /* mixed into the guest's entropy pool */
 	int64_t realtime_ns;     /* the host's clock: the guest's is set to it (a VM
 	                          * resumed from a snapshot is behind) */
+	uint8_t net;             /* 1: the guest's NIC (eth0) takes the address below,
+	                          * down first (a clone's was its parent's) */
+	uint8_t prefix4;
+	uint8_t addr4[4], gw4[4];  /* network order; gw4 the default route */
+	uint8_t mac[6];
+	uint32_t hosts_len;      /* then /etc/hosts (0: the root's own stays) */
+	uint32_t resolv_len;     /* then /etc/resolv.conf (0: the root's own stays) */
 };
 
 struct vm_exec {
