@@ -774,7 +774,7 @@ only_microvm() {
 	[ ! -e "${boots[0]}" ] && [ -e "${boots[1]}" ]
 }
 
-@test "microvm: an allow-list's VMs of a root directory: the second from the boot snapshot, each its own address, MAC and /etc/hosts; snapshots hold files" {
+@test "microvm: an allow-list's VMs: the second from the boot snapshot, forks from a memory snapshot, each its own address, MAC and /etc/hosts, each reaching the server" {
 	only_microvm
 	command -v ip >/dev/null || skip "iproute2 is not installed (the tests' own namespaces)"
 	remote_up R
@@ -788,11 +788,22 @@ only_microvm() {
 		resource_allocation: {memory_mb: 64}
 		network_policy: egress-allow-list
 		allowed_egress: ["$R:8080"]
+		fork: {max_fork_factor: 4}
 		EOF
 		ids+=("$ID")
 	done
 	[ -z "$(state "${ids[0]}" started_from)" ]
 	[ "$(state "${ids[1]}" started_from)" = "boot snapshot" ]
+	# a memory snapshot of the second, forked twice: the clones resume its
+	# processes, each with a network of its own
+	run -0 sbx-run -d "${ids[1]}" -- sh -c 'while :; do sleep 1; done'
+	run -0 sbx-snap "${ids[1]}"
+	snap=$output
+	run -0 sbx-snap inspect -o yaml "$snap"
+	[[ $output == *"memory: true"* ]]
+	run -0 sbx-fork -n 2 "$snap"
+	ids+=("${lines[@]}")
+	[ "${#ids[@]}" -eq 4 ]
 	macs=() nets=()
 	for id in "${ids[@]}"; do
 		net=$(state "$id" net_addr)
@@ -809,13 +820,18 @@ only_microvm() {
 		run -0 sbx-run "$id" -- cat /etc/hosts
 		[[ $output == *"127.0.1.1	$id"* ]]
 	done
-	[ -n "${macs[0]}" ] && [ "${macs[0]}" != "${macs[1]}" ]
-	# no memory in a snapshot: a clone would need its parent's tap
-	run -0 sbx-snap "${ids[1]}"
-	run -0 sbx-snap inspect -o yaml "$output"
-	[[ $output == *"memory: false"* ]]
+	[ "$(printf '%s\n' "${macs[@]}" | sort -u | wc -l)" -eq 4 ]
+	[ "$(printf '%s\n' "${nets[@]}" | sort -u | wc -l)" -eq 4 ]
+	# a memory snapshot restores into the network it was taken with
+	tier_manifest <<-EOF
+	rootfs: $snap
+	read_only_root: false
+	resource_allocation: {memory_mb: 64}
+	EOF
+	run -65 sbx-provision "$WORK/m.yaml"
+	[[ $output == *"the memory snapshot's VM had a network"* ]]
 	run -0 sbx-gc "${ids[@]}"
-	[ ! -e "/run/sbx/net/${nets[0]}" ] && [ ! -e "/run/sbx/net/${nets[1]}" ]
+	for net in "${nets[@]}"; do [ ! -e "/run/sbx/net/$net" ]; done
 }
 
 @test "microvm: bad input: more vCPUs than the host has (65), no guest kernel (69), keys it cannot honour (69); nothing made" {

@@ -401,9 +401,6 @@ vm_refuse(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_er
 	if (sbx_net_wanted(m) && sbx_egress_wants_ipv6(&m->allowed_egress))
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "allowed_egress: isolation_level "
 		    "microvm reaches IPv4 destinations only (yet)");
-	if (sbx_net_wanted(m) && sbx_manifest_rootfs_is_snapshot(m->rootfs))
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "rootfs %s: isolation_level microvm "
-		    "restores memory snapshots only without a network (deny-all)", m->rootfs);
 	if (sbx_manifest_rootfs_is_snapshot(m->rootfs) && !vm_memory_snapshot(s, m->rootfs))
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "rootfs %s: isolation_level microvm "
 		    "starts from a memory snapshot of a microVM only (not from files alone, yet)",
@@ -491,14 +488,6 @@ vm_disk_base(const struct sbx_manifest *m)
 	const char *b = sbx_rt_str(m, "base");
 
 	return b != NULL ? strcmp(b, "disk") == 0 : strcmp(m->rootfs, "host") != 0;
-}
-
-/* Memory snapshots: of a disk-based VM without a NIC (a clone would need
- * its parent's tap and network; with one, a snapshot holds files only). */
-static int
-vm_can_checkpoint(const struct sbx_manifest *m)
-{
-	return vm_disk_base(m) && !sbx_net_wanted(m);
 }
 
 /* The tree nftw walks now (nftw passes no context). */
@@ -1147,8 +1136,8 @@ static int
 vm_conf_check(const struct sbx_manifest *m, const char *ckpt, const char *accel,
     struct sbx_err *e)
 {
-	char path[1300], text[256], acc[16] = "";
-	int vcpus = 0, fd;
+	char path[1300], text[256], acc[16] = "", *nic;
+	int vcpus = 0, fd, has_nic;
 	long long mb = 0, disk = 0;
 	ssize_t n;
 	struct stat st;
@@ -1170,6 +1159,12 @@ vm_conf_check(const struct sbx_manifest *m, const char *ckpt, const char *accel,
 	if (strcmp(acc, accel) != 0)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "the memory snapshot's VM ran under %s, "
 		    "this host's under %s: its state does not carry over", acc, accel);
+	/* Its devices are the VM's: a NIC (an allow-list's network) or none. */
+	has_nic = (nic = strstr(text, "\nnic ")) != NULL && nic[5] == '1';
+	if (has_nic != sbx_net_wanted(m))
+		return sbx_err_set(e, SBX_EX_DATAERR, "network_policy %s: the memory snapshot's VM "
+		    "had %s, one restored from it the same", m->network_policy, has_nic ?
+		    "a network (egress-allow-list)" : "no network (deny-all)");
 	return 0;
 }
 
@@ -1652,7 +1647,7 @@ const struct sbx_driver sbx_driver_microvm = {
 	.capture = vm_capture,
 	/* a clone's disk holds its parent's files too */
 	.whole_layer = 1,
-	.can_checkpoint = vm_can_checkpoint,
+	.can_checkpoint = vm_disk_base,
 	.checkpoint = vm_checkpoint,
 	.restart = vm_restart,
 	.restore = vm_restore,

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "layer.h"
+#include "net.h"
 #include "util.h"
 #include "vm.h"
 
@@ -270,10 +271,10 @@ copy_files(const struct sbx_manifest *m, const struct vm_paths *p, const char *d
 	if (vm_copy_sparse(p->base_img, to, 0644, 0, e) == -1)
 		return -1;
 	snprintf(to, sizeof to, "%s/vm.conf", dir);
-	snprintf(conf, sizeof conf, "vcpus %lld\nmemory_mb %lld\naccel %s\ndisk_mb %lld\n",
+	snprintf(conf, sizeof conf, "vcpus %lld\nmemory_mb %lld\naccel %s\ndisk_mb %lld\nnic %d\n",
 	    sbx_rt_int(m, "vcpus"), sbx_rt_int(m, "memory_mb"),
 	    sbx_rt_str(m, "acceleration") ? sbx_rt_str(m, "acceleration") : "tcg",
-	    sbx_rt_int(m, "disk_mb"));
+	    sbx_rt_int(m, "disk_mb"), sbx_net_wanted(m));
 	return sbx_write_atomic_nosync(to, conf, strlen(conf), 0600, e);
 }
 
