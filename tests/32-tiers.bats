@@ -351,6 +351,24 @@ for i in range(0, len(b), 4096):
 	    "$SBX_ROOT/audit.log"
 }
 
+@test "tier: a warm pool's member is claimed by sbx-provision and by sbx-run -m: ready at once, its own ID and hostname" {
+	TIER_POLICY=$'pools:\n  - {name: t, manifest: '"$WORK/m.yaml"', size: 1}' tier_manifest </dev/null
+	run -0 sbx-provision --fill-pools
+	member=${output#t }
+	[ "$(state "$member" status)" = pooled ]
+	provision "$WORK/m.yaml"
+	[ "$ID" = "$member" ]
+	[ "$(state "$ID" status)" = ready ]
+	run -0 sbx-run "$ID" -- hostname
+	[ "$output" = "$ID" ]
+	run -0 sbx-provision --fill-pools
+	member=${output#t }
+	run -0 sbx-run -m "$WORK/m.yaml" -- hostname
+	[ "$output" = "$member" ]
+	for _ in $(seq 100); do [ -e "$SBX_ROOT/sandboxes/$member" ] || break; sleep 0.1; done
+	[ ! -e "$SBX_ROOT/sandboxes/$member" ]
+}
+
 @test "runc: the bundle's config.json says what the manifest asked, and runc's state is the state root's own" {
 	only_runc
 	cat >> "$WORK/m.yaml" <<-'EOF'
