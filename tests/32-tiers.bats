@@ -78,6 +78,23 @@ except OSError as e:
 	[ "$output" = "refused 111" ]
 }
 
+@test "tier: network_policy host (trusted, allowed by the operator): the host's loopback listener answers" {
+	not_tier runsc "runsc's --network=host sandbox does not start on this host (runsc create: cannot read client sync file; google/gvisor#10295)"
+	TIER_POLICY=$'max_trust: trusted\nnetwork_policies: [deny-all, host]' tier_manifest <<-'EOF'
+	trust: trusted
+	network_policy: host
+	EOF
+	# (the warning on stderr apart: the ID alone on stdout)
+	run -0 --separate-stderr sbx-provision "$WORK/m.yaml"
+	ID=$output
+	host_listener
+	# a microVM's is QEMU's user-mode network: the host's loopback is 10.0.2.2
+	to=127.0.0.1
+	[ "$TIER" != microvm ] || to=10.0.2.2
+	run -0 sbx-run "$ID" -- python3 -c "import socket; print(socket.create_connection(('$to', $PORT), 5).recv(9).decode().strip())"
+	[ "$output" = "host" ]
+}
+
 @test "tier: egress allow-list: the allowed server answers; its other port, another server and UDP are refused, counted and logged" {
 	command -v ip >/dev/null || skip "iproute2 is not installed (the tests' own namespaces)"
 	remote_up R

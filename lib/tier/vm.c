@@ -394,10 +394,6 @@ vm_memory_snapshot(const struct sbx_store *s, const char *id)
 static int
 vm_refuse(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
 {
-	if (strcmp(m->network_policy, "host") == 0)
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "network_policy host: isolation_level "
-		    "microvm has a network of its own only (deny-all or egress-allow-list): the "
-		    "host's would need NAT of the host's traffic");
 	if (sbx_net_wanted(m) && sbx_egress_wants_ipv6(&m->allowed_egress))
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "allowed_egress: isolation_level "
 		    "microvm reaches IPv4 destinations only (yet)");
@@ -488,6 +484,14 @@ vm_disk_base(const struct sbx_manifest *m)
 	const char *b = sbx_rt_str(m, "base");
 
 	return b != NULL ? strcmp(b, "disk") == 0 : strcmp(m->rootfs, "host") != 0;
+}
+
+int
+vm_nic(const struct sbx_manifest *m)
+{
+	if (sbx_net_wanted(m))
+		return VM_NIC_TAP;
+	return strcmp(m->network_policy, "host") == 0 ? VM_NIC_USER : VM_NIC_NONE;
 }
 
 /* The tree nftw walks now (nftw passes no context). */
@@ -903,11 +907,14 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 		else
 			FMT("virtserialport,chardev=a%d,name=sbx.%d", i, i);
 	}
-	if (tap != -1) {
+	if (vm_nic(m) != VM_NIC_NONE) {
 		/* The same MAC in every VM (a boot snapshot's device state holds
 		 * it): the agent sets the sandbox's own at setup. */
 		ARG("-netdev");
-		FMT("tap,id=n0,fd=%d,vhost=off", tap);
+		if (tap != -1)
+			FMT("tap,id=n0,fd=%d,vhost=off", tap);
+		else
+			ARG("user,id=n0");
 		ARG("-device");
 		ARG("virtio-net-device,netdev=n0,mac=02:73:00:00:00:01");
 	}
@@ -957,7 +964,7 @@ vm_spawn(const struct sbx_store *s, struct sbx_manifest *m, const struct vm_path
     struct sbx_err *e)
 {
 	char *argv[VM_ARGV], buf[VM_ARGBUF][1400], c = 0;
-	int pp[2], go[2], net = sbx_net_wanted(m);
+	int pp[2], go[2], net = vm_nic(m) == VM_NIC_TAP;
 	pid_t pid, vmm = -1;
 	int st;
 
@@ -978,8 +985,10 @@ vm_spawn(const struct sbx_store *s, struct sbx_manifest *m, const struct vm_path
 
 			sigemptyset(&none);
 			sigprocmask(SIG_SETMASK, &none, NULL);
-			/* Made, then reported: the network comes from outside. */
-			if (unshare(CLONE_NEWNS | CLONE_NEWNET) == -1 || (net && (tap = vm_tap()) == -1))
+			/* Made, then reported: the network comes from outside. With
+			 * the host's (user-mode networking), QEMU keeps its own. */
+			if (unshare(CLONE_NEWNS | (vm_nic(m) == VM_NIC_USER ? 0 : CLONE_NEWNET)) == -1 ||
+			    (net && (tap = vm_tap()) == -1))
 				_exit(71);
 			q = getpid();
 			if (write(pp[1], &q, sizeof q) != (ssize_t)sizeof q ||
@@ -1121,7 +1130,7 @@ vm_boot_path(const struct sbx_store *s, const struct sbx_manifest *m, const stru
 	    "memory %lld\ndisk %lld\nro %d\nroot %s %s\nnic %d\n", l->kit, l->initrd, l->qemu,
 	    (long long)st.st_size, (long long)st.st_mtim.tv_sec, l->accel, vm_vcpus(m),
 	    vm_memory_mb(m), vm_disk_mb(m),
-	    m->read_only_root == 1, m->rootfs, l->root.digest, sbx_net_wanted(m));
+	    m->read_only_root == 1, m->rootfs, l->root.digest, vm_nic(m));
 	sbx_sha256_init(&c);
 	sbx_sha256_update(&c, text, strlen(text));
 	sbx_sha256_final(&c, d);
@@ -1136,8 +1145,10 @@ static int
 vm_conf_check(const struct sbx_manifest *m, const char *ckpt, const char *accel,
     struct sbx_err *e)
 {
-	char path[1300], text[256], acc[16] = "", *nic;
-	int vcpus = 0, fd, has_nic;
+	static const char *const nics[] = { "no network (deny-all)",
+		"a network of its own (egress-allow-list)", "the host's network (host)" };
+	char path[1300], text[256], acc[16] = "", *at;
+	int vcpus = 0, fd, nic = VM_NIC_NONE;
 	long long mb = 0, disk = 0;
 	ssize_t n;
 	struct stat st;
@@ -1159,12 +1170,12 @@ vm_conf_check(const struct sbx_manifest *m, const char *ckpt, const char *accel,
 	if (strcmp(acc, accel) != 0)
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "the memory snapshot's VM ran under %s, "
 		    "this host's under %s: its state does not carry over", acc, accel);
-	/* Its devices are the VM's: a NIC (an allow-list's network) or none. */
-	has_nic = (nic = strstr(text, "\nnic ")) != NULL && nic[5] == '1';
-	if (has_nic != sbx_net_wanted(m))
+	/* Its devices are the VM's: a NIC, of the same kind, or none. */
+	if ((at = strstr(text, "\nnic ")) != NULL && at[5] >= '0' && at[5] <= '2')
+		nic = at[5] - '0';
+	if (nic != vm_nic(m))
 		return sbx_err_set(e, SBX_EX_DATAERR, "network_policy %s: the memory snapshot's VM "
-		    "had %s, one restored from it the same", m->network_policy, has_nic ?
-		    "a network (egress-allow-list)" : "no network (deny-all)");
+		    "had %s, one restored from it the same", m->network_policy, nics[nic]);
 	return 0;
 }
 

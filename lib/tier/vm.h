@@ -50,6 +50,10 @@ int vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt
 /* Whether m's VM has its base as a disk and its RAM in a file (a memory
  * snapshot is possible). */
 int vm_disk_base(const struct sbx_manifest *m);
+/* The VM's NIC: none (deny-all), a tap bridged to the allow-list's veth
+ * (egress-allow-list), or QEMU's user-mode network, the host's own (host). */
+enum { VM_NIC_NONE, VM_NIC_TAP, VM_NIC_USER };
+int vm_nic(const struct sbx_manifest *m);
 /* A tree as vm.c copies it into a base disk: its size in KiB of blocks,
  * its inodes, and a digest of every name's path, type, mode, owner, size,
  * modification time and link target (16 hex digits). */

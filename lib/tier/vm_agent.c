@@ -183,12 +183,17 @@ setup_net(const struct sbx_manifest *m, struct vm_setup *st, size_t *len, struct
 	int prefix;
 
 	*len = strlen(m->sandbox_id);
-	if (!sbx_net_wanted(m)) {
+	if (vm_nic(m) == VM_NIC_NONE) {
 		if ((tail = strdup(m->sandbox_id)) == NULL)
 			sbx_err_oom(e);
 		return tail;
 	}
-	if (sbx_net_guest(m, st->addr4, st->gw4, &prefix) == -1) {
+	if (vm_nic(m) == VM_NIC_USER) {
+		/* QEMU's user-mode network: its fixed guest address and gateway */
+		memcpy(st->addr4, (const uint8_t[]){ 10, 0, 2, 15 }, 4);
+		memcpy(st->gw4, (const uint8_t[]){ 10, 0, 2, 2 }, 4);
+		prefix = 24;
+	} else if (sbx_net_guest(m, st->addr4, st->gw4, &prefix) == -1) {
 		sbx_err_set(e, SBX_EX_SOFTWARE, "sandbox %s: no network lease recorded",
 		    m->sandbox_id);
 		return NULL;

@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #include "layer.h"
-#include "net.h"
 #include "util.h"
 #include "vm.h"
 
@@ -274,7 +273,7 @@ copy_files(const struct sbx_manifest *m, const struct vm_paths *p, const char *d
 	snprintf(conf, sizeof conf, "vcpus %lld\nmemory_mb %lld\naccel %s\ndisk_mb %lld\nnic %d\n",
 	    sbx_rt_int(m, "vcpus"), sbx_rt_int(m, "memory_mb"),
 	    sbx_rt_str(m, "acceleration") ? sbx_rt_str(m, "acceleration") : "tcg",
-	    sbx_rt_int(m, "disk_mb"), sbx_net_wanted(m));
+	    sbx_rt_int(m, "disk_mb"), vm_nic(m));
 	return sbx_write_atomic_nosync(to, conf, strlen(conf), 0600, e);
 }
 
