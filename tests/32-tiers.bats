@@ -894,5 +894,7 @@ only_microvm() {
 	done
 	run -0 sbx-ls -q
 	[ -z "$output" ]
-	[ -z "$(find /run/sbx-vm -mindepth 2 -maxdepth 2 2>/dev/null)" ]
+	# this state root's VMs only (its group): other work may run VMs meanwhile
+	group=r$(printf '%s' "$SBX_ROOT" | sha256sum | cut -c1-12)
+	[ -z "$(find "/run/sbx-vm/$group" -mindepth 1 -maxdepth 1 2>/dev/null)" ]
 }
