@@ -93,10 +93,13 @@ main(int argc, char *argv[])
 	if (sbx_provision(&store, &m, (dry ? SBX_PROV_DRY_RUN : 0) |
 	    (no_wd ? SBX_PROV_NO_WATCHDOG : 0), &existed, &e) == -1)
 		sbx_die(&e, strcmp(file, "-") ? file : "<stdin>");
+	/* A microVM's is QEMU's user-mode network: out as the host, nothing in. */
 	if (strcmp(m.network_policy, "host") == 0)
 		fprintf(stderr, "sbx-provision: WARNING: %s%sshares the host's network (network_policy "
-		    "host, trust: trusted): it can reach everything this host can, and listen on "
-		    "its addresses\n", dry ? "" : m.sandbox_id, dry ? "" : " ");
+		    "host, trust: trusted): it can reach everything this host can%s\n",
+		    dry ? "" : m.sandbox_id, dry ? "" : " ",
+		    m.isolation_level && strcmp(m.isolation_level, "microvm") == 0 ? "" :
+		    ", and listen on its addresses");
 	if (fmt == SBX_FMT_ID && !dry)
 		printf("%s\n", m.sandbox_id);
 	else if (sbx_manifest_emit(stdout, &m, fmt == SBX_FMT_ID ? SBX_FMT_YAML : fmt) == -1)

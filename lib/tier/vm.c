@@ -987,7 +987,8 @@ vm_spawn(const struct sbx_store *s, struct sbx_manifest *m, const struct vm_path
 			sigprocmask(SIG_SETMASK, &none, NULL);
 			/* Made, then reported: the network comes from outside. With
 			 * the host's (user-mode networking), QEMU keeps its own. */
-			if (unshare(CLONE_NEWNS | (vm_nic(m) == VM_NIC_USER ? 0 : CLONE_NEWNET)) == -1 ||
+			if (unshare(CLONE_NEWNS |
+			    (vm_nic(m) == VM_NIC_USER ? 0 : CLONE_NEWNET)) == -1 ||
 			    (net && (tap = vm_tap()) == -1))
 				_exit(71);
 			q = getpid();
