@@ -274,7 +274,9 @@ PY
 	run -0 progress_ok "$WORK/export.err"
 	size=$(python3 -c 'import json,sys; print(max(json.loads(l).get("total") or 0 for l in open(sys.argv[1])))' "$WORK/export.err")
 	[ "$size" -gt 3000000 ]
-	SBX_ROOT=$(mktemp -d /tmp/sbx-test.XXXXXX) sbx-snap import --progress json "$WORK/p1.tar" \
+	# into a state root of its own, inside $WORK: the teardown removes it
+	mkdir -m 700 "$WORK/other"
+	SBX_ROOT=$WORK/other sbx-snap import --progress json "$WORK/p1.tar" \
 	    2> "$WORK/import.err" > /dev/null
 	run -0 progress_ok "$WORK/import.err"
 	run -64 sbx-snap list --progress json
