@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Picking the driver of an isolation tier. */
+/* Picking the driver of an isolation tier, and what several drivers share. */
 #include <string.h>
 #include <unistd.h>
 
 #include "driver.h"
+#include "util.h"
 
 const struct sbx_driver *const sbx_drivers[] = { &sbx_driver_namespace, &sbx_driver_oci,
 	&sbx_driver_microvm, NULL };
@@ -28,6 +29,16 @@ int
 sbx_driver_cannot(const struct sbx_driver *d, const char *what, struct sbx_err *e)
 {
 	return sbx_err_set(e, SBX_EX_UNAVAILABLE, "isolation_level %s cannot %s", d->name, what);
+}
+
+int
+sbx_driver_halt_pid(const struct sbx_manifest *m, const char *what, struct sbx_err *e)
+{
+	if (sbx_rt_int(m, "pid") > 0 && sbx_proc_kill_wait((pid_t)sbx_rt_int(m, "pid"),
+	    (unsigned long long)sbx_rt_int(m, "start_ticks"), 5000) == -1)
+		return sbx_err_set(e, SBX_EX_OSERR, "%s %lld survived SIGKILL", what,
+		    sbx_rt_int(m, "pid"));
+	return 0;
 }
 
 int

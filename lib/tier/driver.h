@@ -152,5 +152,9 @@ const struct sbx_driver *sbx_driver_for(const struct sbx_manifest *m, struct sbx
 int sbx_exec_stdio(const struct sbx_exec *x, struct sbx_err *e);
 /* Exit 69: this tier cannot do what (an operation it leaves NULL). */
 int sbx_driver_cannot(const struct sbx_driver *d, const char *what, struct sbx_err *e);
+/* A halt (and a teardown's first step) for tiers whose runtime state's pid
+ * (init, the VMM: what) takes every process of the sandbox with it: SIGKILL
+ * it and wait until it is gone; 71 naming what if it is not. */
+int sbx_driver_halt_pid(const struct sbx_manifest *m, const char *what, struct sbx_err *e);
 
 #endif

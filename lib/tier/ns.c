@@ -834,11 +834,7 @@ ns_extend(const struct sbx_manifest *m, double seconds, struct sbx_err *e)
 static int
 ns_halt(const struct sbx_manifest *m, struct sbx_err *e)
 {
-	if (sbx_rt_int(m, "pid") > 0 && sbx_proc_kill_wait((pid_t)sbx_rt_int(m, "pid"),
-	    (unsigned long long)sbx_rt_int(m, "start_ticks"), 5000) == -1)
-		return sbx_err_set(e, SBX_EX_OSERR, "init %lld survived SIGKILL",
-		    sbx_rt_int(m, "pid"));
-	return 0;
+	return sbx_driver_halt_pid(m, "init", e);
 }
 
 static int

@@ -1465,11 +1465,8 @@ vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_
 	struct sbx_cgroup cg;
 	int r = 0;
 
-	if (sbx_rt_int(m, "pid") > 0 &&
-	    !sbx_proc_signal_wait((pid_t)sbx_rt_int(m, "pid"),
-	    (unsigned long long)sbx_rt_int(m, "start_ticks"), SIGKILL, 5000))
-		r = sbx_err_set(e, SBX_EX_OSERR, "the VMM %lld survived SIGKILL",
-		    sbx_rt_int(m, "pid"));
+	if (sbx_driver_halt_pid(m, "the VMM", e) == -1)
+		r = -1;
 	/* The veth went with the VMM's network namespace; rules, relay and lease now. */
 	if (sbx_net_wanted(m) && sbx_net_destroy(s, m, r == 0 ? e : NULL) == -1)
 		r = -1;
@@ -1498,11 +1495,7 @@ vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_
 static int
 vm_halt(const struct sbx_manifest *m, struct sbx_err *e)
 {
-	if (sbx_rt_int(m, "pid") > 0 && sbx_proc_kill_wait((pid_t)sbx_rt_int(m, "pid"),
-	    (unsigned long long)sbx_rt_int(m, "start_ticks"), 5000) == -1)
-		return sbx_err_set(e, SBX_EX_OSERR, "the VMM %lld survived SIGKILL",
-		    sbx_rt_int(m, "pid"));
-	return 0;
+	return sbx_driver_halt_pid(m, "the VMM", e);
 }
 
 static int
