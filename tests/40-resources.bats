@@ -171,3 +171,48 @@ print(r.ru_utime + r.ru_stime)'
 	b=$(field "$WORK/b.yaml" peak_memory_mb)
 	python3 -c "assert $a >= 150 and $b < 20, ($a, $b)"
 }
+
+# run_cgs DIR: the run cgroups below a sandbox's cgroup directory, by name
+run_cgs() {
+	find "$1" -mindepth 1 -maxdepth 1 -type d -name 'run-*' -printf '%f\n' | sort
+}
+
+@test "a runner's worker makes each run's cgroup before the run is asked for and removes it after the answer; a worker that ends removes its own" {
+	printf 'resource_allocation: {memory_mb: 128, pids: 64}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	dir=$(cg_dirs "$(state "$ID" cgroup)" | head -n 1)
+	[ -d "$dir" ]
+	# the waiting worker's cgroup for its next run is there before any run
+	for _ in $(seq 100); do [ -n "$(run_cgs "$dir")" ] && break; sleep 0.05; done
+	made=$(run_cgs "$dir")
+	[ "$(wc -l <<<"$made")" = 1 ]
+	[[ $made == run-*.* ]]
+	# ... and the run is in it, alone: its counters are the run's
+	run -0 sbx-run "$ID" -- cat /proc/self/cgroup
+	[[ $output == *"/$made"* ]]
+	# the run's cgroup goes once it has answered; the next run has a new one
+	for _ in $(seq 100); do ! run_cgs "$dir" | grep -qx "$made" && break; sleep 0.05; done
+	run -0 run_cgs "$dir"
+	[[ $output != *"$made"* ]]
+	run -0 sbx-run "$ID" -- cat /proc/self/cgroup
+	[[ $output != *"/$made"* ]]
+	# four runs at once take four workers; those past the two kept waiting
+	# end, each taking its cgroup with it: one cgroup per live worker
+	for i in 1 2 3 4; do
+		sbx-run "$ID" -- sleep 1 &
+		TEST_PIDS+=($!)
+	done
+	wait "${TEST_PIDS[@]}"
+	rp=$(state "$ID" runner_pid)
+	n=0
+	for _ in $(seq 100); do
+		n=$(pgrep -P "$rp" | wc -l)
+		[ "$n" -le 2 ] && [ "$(run_cgs "$dir" | wc -l)" = "$n" ] && break
+		sleep 0.05
+	done
+	echo "workers $n, cgroups: $(run_cgs "$dir" | tr '\n' ' ')"
+	[ "$n" -le 2 ]
+	[ "$(run_cgs "$dir" | wc -l)" = "$n" ]
+	run -0 sbx-gc "$ID"
+	[ ! -d "$dir" ]
+}

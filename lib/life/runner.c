@@ -197,7 +197,7 @@ parse_request(char *buf, size_t n, struct sbx_exec *x, char ***argv, const char 
 
 /* One client: its request read and run, its answer sent. */
 static void
-serve(struct runner *rn, int c)
+serve(struct runner *rn, int c, struct sbx_exec_ahead *ahead)
 {
 	static char buf[RUNNER_MSG_MAX];
 	struct sbx_exec x = { 0 };
@@ -230,6 +230,7 @@ serve(struct runner *rn, int c)
 	x.in_runner = 1;
 	x.ended = ended;
 	x.ended_ctx = &sv;
+	x.ahead = ahead;
 	sbx_audit_set_correlation(corr);
 	old = umask(mask);
 	r = sbx_sandbox_run(rn->s, rn->id, &x, &res, &e);
@@ -285,21 +286,26 @@ next_client(struct runner *rn)
 static void __attribute__((noreturn))
 worker(struct runner *rn)
 {
+	struct sbx_exec_ahead ahead = { 0 };
 	int c;
 
 	close(rn->need[0]);
 	close(rn->alive[1]);
+	/* The next run's preparation, made while we wait for it. */
+	sbx_sandbox_ahead(rn->s, rn->id, &ahead);
 	atomic_fetch_add(rn->idle, 1);
 	while ((c = next_client(rn)) != -1) {
 		if (atomic_fetch_sub(rn->idle, 1) == 1)
 			(void)!write(rn->need[1], "n", 1);
-		serve(rn, c);
+		serve(rn, c, &ahead);
 		close(c);
 		if (atomic_fetch_add(rn->idle, 1) >= RUNNER_IDLE_KEEP) {
 			atomic_fetch_sub(rn->idle, 1);
 			break;
 		}
+		sbx_sandbox_ahead(rn->s, rn->id, &ahead);
 	}
+	sbx_sandbox_ahead(rn->s, NULL, &ahead);
 	leave_cgroup(rn->s);
 	_exit(0);
 }

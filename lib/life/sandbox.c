@@ -306,6 +306,25 @@ out:
 	return -1;
 }
 
+void
+sbx_sandbox_ahead(const struct sbx_store *s, const char *id, struct sbx_exec_ahead *a)
+{
+	struct sbx_manifest m;
+	struct sbx_err e;
+	int lock;
+
+	if (id != NULL && (lock = lock_and_load(s, id, 0, 0, &m, &e)) != -1) {
+		if ((a->drv = sbx_driver_for(&m, &e)) != NULL && a->drv->ahead != NULL)
+			a->drv->ahead(s, m.status == SBX_STATUS_READY ||
+			    m.status == SBX_STATUS_EXECUTING ? &m : NULL, a);
+		sbx_manifest_free(&m);
+		close(lock);
+		return;
+	}
+	if (a->drv != NULL && a->drv->ahead != NULL)
+		a->drv->ahead(s, NULL, a);
+}
+
 struct run_start {
 	const struct sbx_store *s;
 	const char *id, *cmd;

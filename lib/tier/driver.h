@@ -12,12 +12,31 @@
 
 #include <stddef.h>
 
+#include "cgroup.h"
 #include "error.h"
 #include "layer.h"
 #include "manifest.h"
 #include "state.h"
 
 struct sbx_exec_result;
+struct sbx_driver;
+
+/*
+ * A run's preparation done ahead of it and its clearing away done after its
+ * answer, off the critical path: a runner's worker keeps one across its runs
+ * and has sbx_sandbox_ahead fill it while it waits for a client; the next run
+ * takes what it holds (x->ahead) and leaves there what the worker clears.
+ * The namespace tier keeps the next run's cgroup here, made and opened, and
+ * the last run's, emptied, to remove. Tier-owned but for drv, which the
+ * lifecycle sets.
+ */
+struct sbx_exec_ahead {
+	const struct sbx_driver *drv;
+	unsigned seq;
+	int have_next, have_spent;
+	struct sbx_cgroup next, spent;
+	int next_fds[SBX_CG_NCTRL];
+};
 
 struct sbx_exec {
 	char *const *argv;
@@ -47,6 +66,8 @@ struct sbx_exec {
 	 * run-end audit line is synced: its client need not wait for that. */
 	void (*ended)(void *ctx, int r, const struct sbx_exec_result *res, const struct sbx_err *e);
 	void *ended_ctx;
+	/* A runner's worker's: what was made ahead of this run (NULL: none). */
+	struct sbx_exec_ahead *ahead;
 };
 
 struct sbx_exec_result {
@@ -83,6 +104,11 @@ struct sbx_driver {
 	 * the kernel objects and files left to destroy (a one-shot's end, whose
 	 * caller need not wait for those). NULL: destroy does both. */
 	int (*halt)(const struct sbx_manifest *m, struct sbx_err *e);
+	/* Fill a (sbx_exec_ahead) for m's next run and clear what the last one
+	 * left there; with m NULL, clear it all. Best effort: a run finds what
+	 * it needs made or makes it. NULL: nothing to do ahead. */
+	void (*ahead)(const struct sbx_store *s, const struct sbx_manifest *m,
+	    struct sbx_exec_ahead *a);
 
 	/* Pack the sandbox's writable layer, frozen or stopped, to fd in the
 	 * layer format (layer.h), owners as the sandbox sees them: an overlay's

@@ -1263,7 +1263,7 @@ struct ns_run {
 	struct sbx_cg_host h;
 	struct sbx_cgroup sbcg, runcg;
 	long long oom_before;
-	int have_cg, runcg_live, have_net, nsflags;
+	int have_cg, runcg_live, emptied, have_net, nsflags;
 	struct sbx_relay_counts net_before;
 	struct sbx_seccomp_prog prog;
 	int initfd, cgfds[SBX_CG_NCTRL], errp[2], go[2], sp[2], selfpid;
@@ -1343,6 +1343,110 @@ run_join(struct ns_run *r, struct sbx_err *e)
 	return (r->have_cg = cgroup_of(m, &r->h, &r->sbcg, e)) == -1 ? -1 : 0;
 }
 
+/* A run's cgroup, named name below the sandbox's sbcg, made and opened
+ * for the child to join (fds); on failure what was made is in runcg. */
+static int
+run_cgroup(const struct sbx_store *s, const struct sbx_manifest *m,
+    const struct sbx_cgroup *sbcg, const char *name, struct sbx_cgroup *runcg,
+    int fds[SBX_CG_NCTRL], struct sbx_err *e)
+{
+	if (sbx_cgroup_child(sbcg, name, runcg, e) == -1)
+		return -1;
+	sbx_crash_point("run-cgroup");
+	/* v1's blkio throttle is not hierarchical: each run gets it too. */
+	if ((runcg->version == 1 && io_throttle(s, m, runcg, e) == -1) ||
+	    sbx_cgroup_open_join(runcg, fds, e) == -1)
+		return -1;
+	return 0;
+}
+
+/* Is cg a cgroup made just below parent, in each of its hierarchies? */
+static int
+just_below(const struct sbx_cgroup *cg, const struct sbx_cgroup *parent)
+{
+	size_t n;
+	int i;
+
+	if (cg->version != parent->version)
+		return 0;
+	for (i = 0; i < SBX_CG_NCTRL; i++) {
+		n = strlen(parent->path[i]);
+		if (n == 0 ? cg->path[i][0] != '\0' : strncmp(cg->path[i], parent->path[i], n) != 0 ||
+		    cg->path[i][n] != '/' || strchr(cg->path[i] + n + 1, '/') != NULL)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+close_fds(int fds[SBX_CG_NCTRL])
+{
+	int i;
+
+	for (i = 0; i < SBX_CG_NCTRL; i++)
+		close_fd(&fds[i]);
+}
+
+/* The run's cgroup made ahead, taken when there is one for this sandbox
+ * (and still there): 1; else 0, and the run makes its own. */
+static int
+ahead_take(struct ns_run *r)
+{
+	struct sbx_exec_ahead *a = r->x->ahead;
+	struct stat st;
+
+	if (a == NULL || !a->have_next)
+		return 0;
+	a->have_next = 0;
+	if (!just_below(&a->next, &r->sbcg) || stat(a->next.path[0][0] ? a->next.path[0] :
+	    a->next.path[SBX_CG_FREEZER], &st) == -1) {
+		close_fds(a->next_fds);
+		sbx_cgroup_destroy(&a->next, NULL);
+		return 0;
+	}
+	r->runcg = a->next;
+	memcpy(r->cgfds, a->next_fds, sizeof r->cgfds);
+	return 1;
+}
+
+/*
+ * The driver's ahead: the last run's cgroup (emptied by its run) removed,
+ * and the next one's made, named after the worker and a count (the last
+ * one's is still there while the next is made), and opened.
+ */
+static void
+ns_ahead(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_exec_ahead *a)
+{
+	struct sbx_cg_host h;
+	struct sbx_cgroup sbcg;
+	char name[64];
+	int i;
+
+	if (a->have_spent) {
+		sbx_cgroup_destroy(&a->spent, NULL);
+		a->have_spent = 0;
+	}
+	if (m == NULL || a->have_next) {
+		if (m == NULL && a->have_next) {
+			close_fds(a->next_fds);
+			sbx_cgroup_destroy(&a->next, NULL);
+			a->have_next = 0;
+		}
+		return;
+	}
+	for (i = 0; i < SBX_CG_NCTRL; i++)
+		a->next_fds[i] = -1;
+	if (cgroup_of(m, &h, &sbcg, NULL) != 1)
+		return;
+	snprintf(name, sizeof name, "run-%ld.%u", (long)getpid(), a->seq++);
+	if (run_cgroup(s, m, &sbcg, name, &a->next, a->next_fds, NULL) == -1) {
+		close_fds(a->next_fds);
+		sbx_cgroup_destroy(&a->next, NULL);
+		return;
+	}
+	a->have_next = 1;
+}
+
 /* The run's cgroup, its counters before, its seccomp program, and the
  * channels to the child. */
 static int
@@ -1351,15 +1455,14 @@ run_prepare(struct ns_run *r, struct sbx_err *e)
 	char name[64];
 
 	if (r->have_cg) {
-		snprintf(name, sizeof name, "run-%ld", (long)getpid());
-		if (sbx_cgroup_child(&r->sbcg, name, &r->runcg, e) == -1)
-			return -1;
+		if (!ahead_take(r)) {
+			snprintf(name, sizeof name, "run-%ld", (long)getpid());
+			/* What a failure made is removed with the rest. */
+			r->runcg_live = 1;
+			if (run_cgroup(r->s, r->m, &r->sbcg, name, &r->runcg, r->cgfds, e) == -1)
+				return -1;
+		}
 		r->runcg_live = 1;
-		sbx_crash_point("run-cgroup");
-		/* v1's blkio throttle is not hierarchical: each run gets it too. */
-		if ((r->runcg.version == 1 && io_throttle(r->s, r->m, &r->runcg, e) == -1) ||
-		    sbx_cgroup_open_join(&r->runcg, r->cgfds, e) == -1)
-			return -1;
 		r->oom_before = sbx_cgroup_oom_kills(&r->sbcg);
 	}
 	if (sbx_net_wanted(r->m)) {
@@ -1500,6 +1603,7 @@ run_watch(struct ns_run *r, struct sbx_exec_result *res, struct sbx_err *e)
 	ret = sbx_supervise_run(&r->sv, &res->status, &res->trace, e);
 	run_figures(r->s, r->m, r->have_cg ? &r->runcg : NULL, &r->sbcg, r->oom_before, &r->sv.ru,
 	    res->trace.timed_out || res->trace.kill_reason != NULL, &res->trace);
+	r->emptied = r->have_cg;
 	if (r->have_net) {
 		struct sbx_relay_counts after;
 
@@ -1531,9 +1635,15 @@ run_cleanup(struct ns_run *r)
 	close_fd(&r->sv.master);
 	close_fd(&r->sv.pidfd);
 	close_fd(&r->selfpid);
-	/* A run's cgroup never outlives it, whatever went wrong. */
-	if (r->runcg_live)
+	/* A run's cgroup never outlives it, whatever went wrong; one its
+	 * figures emptied may wait for the worker to remove it after the
+	 * answer (ns_ahead). */
+	if (r->runcg_live && r->emptied && r->x->ahead != NULL && !r->x->ahead->have_spent) {
+		r->x->ahead->spent = r->runcg;
+		r->x->ahead->have_spent = 1;
+	} else if (r->runcg_live) {
 		sbx_cgroup_destroy(&r->runcg, NULL);
+	}
 }
 
 /* Join the sandbox, fork the command into it, hand it to the supervision
@@ -1626,6 +1736,7 @@ const struct sbx_driver sbx_driver_namespace = {
 	.freeze = ns_freeze,
 	.destroy = ns_destroy,
 	.halt = ns_halt,
+	.ahead = ns_ahead,
 	.capture = sbx_ns_capture,
 	.memory_open = sbx_ns_memory_open,
 	.memory_used = sbx_ns_memory_used,
