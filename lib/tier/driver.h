@@ -100,9 +100,11 @@ struct sbx_driver {
 	int (*freeze)(const struct sbx_manifest *m, int frozen, struct sbx_err *e);
 	/* Kill everything and remove the kernel objects; missing ones are fine. */
 	int (*destroy)(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
-	/* Kill every process of the sandbox and return once they are all dead,
-	 * the kernel objects and files left to destroy (a one-shot's end, whose
-	 * caller need not wait for those). NULL: destroy does both. */
+	/* Kill every process of the sandbox and return once the commands' are
+	 * all dead, the kernel objects and files left to destroy (a one-shot's
+	 * end, whose caller need not wait for those); the tier's own process
+	 * (init, the VMM) may still be on its way out, which destroy waits for.
+	 * NULL: destroy does both. */
 	int (*halt)(const struct sbx_manifest *m, struct sbx_err *e);
 	/* Fill a (sbx_exec_ahead) for m's next run and clear what the last one
 	 * left there; with m NULL, clear it all. Best effort: a run finds what

@@ -834,6 +834,24 @@ ns_extend(const struct sbx_manifest *m, double seconds, struct sbx_err *e)
 static int
 ns_halt(const struct sbx_manifest *m, struct sbx_err *e)
 {
+	struct sbx_cg_host h;
+	struct sbx_cgroup cg;
+	struct sbx_cg_now now;
+
+	/*
+	 * Where the sandbox's cgroup counts one task, init alone (a run's
+	 * processes go with its cgroup when its figures are read), init's death
+	 * is not waited for: the teardown of its namespaces is destroy's, which
+	 * waits for it. Otherwise init takes the rest with it, waited for.
+	 */
+	if (cgroup_of(m, &h, &cg, NULL) == 1) {
+		sbx_cgroup_now(&cg, &now);
+		if (now.pids == 1) {
+			(void)sbx_proc_signal_wait((pid_t)sbx_rt_int(m, "pid"),
+			    (unsigned long long)sbx_rt_int(m, "start_ticks"), SIGKILL, 0);
+			return 0;
+		}
+	}
 	return sbx_driver_halt_pid(m, "init", e);
 }
 
