@@ -313,6 +313,9 @@ sbx_sandbox_ahead(const struct sbx_store *s, const char *id, struct sbx_exec_ahe
 	struct sbx_err e;
 	int lock;
 
+	/* A tier with nothing to do ahead is asked once. */
+	if (a->drv != NULL && a->drv->ahead == NULL)
+		return;
 	if (id != NULL && (lock = lock_and_load(s, id, 0, 0, &m, &e)) != -1) {
 		if ((a->drv = sbx_driver_for(&m, &e)) != NULL && a->drv->ahead != NULL)
 			a->drv->ahead(s, m.status == SBX_STATUS_READY ||
