@@ -167,6 +167,33 @@ wait_members() {
 	[ "$(members | wc -l)" -eq 1 ]
 }
 
+@test "a member is claimed while its runner makes its next run's cgroup; the claimed member's first run has that cgroup" {
+	m=$(manifest p.yaml <<-'EOF'
+		resource_allocation: {memory_mb: 128, pids: 64}
+	EOF
+	)
+	pool_policy pa "$m" "size: 1"
+	# the member's runner (its environment is its starter's) holds still
+	# where it has read the state to make the next run's cgroup
+	run -0 env SBX_TEST_PAUSE_AT="run-ahead:$WORK/go" sbx-provision --fill-pools
+	member=${output#pa }
+	for _ in $(seq 100); do [ -e "$WORK/go.paused" ] && break; sleep 0.05; done
+	[ -e "$WORK/go.paused" ]
+	provision "$m"
+	[ "$ID" = "$member" ]
+	touch "$WORK/go"
+	dir=$(cg_dirs "$(state "$ID" cgroup)" | head -n 1)
+	for _ in $(seq 100); do
+		[ -n "$(find "$dir" -mindepth 1 -maxdepth 1 -name 'run-*.*')" ] && break
+		sleep 0.05
+	done
+	made=$(find "$dir" -mindepth 1 -maxdepth 1 -name 'run-*.*' -printf '%f\n')
+	[ -n "$made" ]
+	# (with the runner's settings, so that the runner serves it)
+	run -0 env SBX_TEST_PAUSE_AT="run-ahead:$WORK/go" sbx-run "$ID" -- cat /proc/self/cgroup
+	[[ $output == *"/$made"* ]]
+}
+
 @test "refill: claim replaces a claimed member in the background; sbx-watchdog --all keeps pools full" {
 	m=$(manifest p.yaml <<-'EOF'
 		network_policy: deny-all

@@ -198,7 +198,7 @@ run_cgs() {
 	[[ $output != *"/$made"* ]]
 	# four runs at once take four workers; those past the two kept waiting
 	# end, each taking its cgroup with it: one cgroup per live worker
-	for i in 1 2 3 4; do
+	for _ in 1 2 3 4; do
 		sbx-run "$ID" -- sleep 1 &
 		TEST_PIDS+=($!)
 	done

@@ -831,16 +831,19 @@ sbx_cgroup_memory_pressure(int fd, double *some, double *full)
 	return 0;
 }
 
+static int rmdir_tree(const char *dir);
+
+/* dir's child cgroups removed (each with its own); 0, or -1 when dir is
+ * gone or unreadable. */
 static int
-rmdir_tree(const char *dir)
+rmdir_children(const char *dir)
 {
 	char p[1200];
 	DIR *d;
 	struct dirent *de;
-	int i;
 
 	if ((d = opendir(dir)) == NULL)
-		return errno == ENOENT ? 0 : -1;
+		return -1;
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
@@ -848,13 +851,27 @@ rmdir_tree(const char *dir)
 		rmdir_tree(p);
 	}
 	closedir(d);
-	/* A killed task may take a moment to leave its cgroup. */
+	return 0;
+}
+
+static int
+rmdir_tree(const char *dir)
+{
+	int i;
+
+	if (rmdir_children(dir) == -1)
+		return errno == ENOENT ? 0 : -1;
+	/* A killed task may take a moment to leave its cgroup, and a child may
+	 * be made meanwhile (a runner's worker making its next run's): look
+	 * again. */
 	for (i = 0; i < 1000; i++) {
 		if (rmdir(dir) == 0 || errno == ENOENT)
 			return 0;
 		if (errno != EBUSY)
 			return -1;
 		nap(1);
+		if (i % 10 == 9)
+			(void)rmdir_children(dir);
 	}
 	return -1;
 }

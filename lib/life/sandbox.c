@@ -311,17 +311,25 @@ sbx_sandbox_ahead(const struct sbx_store *s, const char *id, struct sbx_exec_ahe
 {
 	struct sbx_manifest m;
 	struct sbx_err e;
-	int lock;
+	int live;
 
 	/* A tier with nothing to do ahead is asked once. */
 	if (a->drv != NULL && a->drv->ahead == NULL)
 		return;
-	if (id != NULL && (lock = lock_and_load(s, id, 0, 0, &m, &e)) != -1) {
+	/*
+	 * The state as last saved, without the sandbox's lock, which a claim
+	 * (pool.c) or a destroy must find free: a cgroup made while a destroy
+	 * removes the sandbox's goes with it (its removal looks again for
+	 * children) or is not made (no parent). One gone or not live has what
+	 * was made cleared.
+	 */
+	if (id != NULL && sbx_state_load(s, id, &m, &e) == 0) {
+		sbx_pause_point("run-ahead");
+		live = m.status == SBX_STATUS_READY || m.status == SBX_STATUS_EXECUTING ||
+		    m.status == SBX_STATUS_POOLED;
 		if ((a->drv = sbx_driver_for(&m, &e)) != NULL && a->drv->ahead != NULL)
-			a->drv->ahead(s, m.status == SBX_STATUS_READY ||
-			    m.status == SBX_STATUS_EXECUTING ? &m : NULL, a);
+			a->drv->ahead(s, live ? &m : NULL, a);
 		sbx_manifest_free(&m);
-		close(lock);
 		return;
 	}
 	if (a->drv != NULL && a->drv->ahead != NULL)
