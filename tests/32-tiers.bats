@@ -150,6 +150,40 @@ except OSError as e:
 	[ ! -e "/run/sbx/net/$net" ]
 }
 
+@test "tier: egress allow-list: the watchdog resolves host names again and moves the pin: rules, the sandbox's /etc/hosts, the relay" {
+	command -v ip >/dev/null || skip "iproute2 is not installed (the tests' own namespaces)"
+	remote_up R
+	remote_up R2
+	printf '127.0.0.1 localhost\n%s api.sbx-test\n' "$R" > "$WORK/hosts"
+	tier_manifest <<-EOF
+	network_policy: egress-allow-list
+	allowed_egress: ["api.sbx-test:8080"]
+	egress_refresh_s: 1
+	EOF
+	# the name resolves where sbx-provision and its watchdog do
+	run -0 unshare -m sh -c "mount --bind '$WORK/hosts' /etc/hosts && sbx-provision '$WORK/m.yaml'"
+	ID=$output
+	run -0 sbx-run "$ID" -- python3 - "http:api.sbx-test:8080" < "$FIXTURES/egress-probe.py"
+	[[ $output == "http:api.sbx-test:8080 HTTP/1.0_200 "* ]]
+	# the name moves (the file is rewritten in place: the bind mount keeps its inode)
+	printf '127.0.0.1 localhost\n%s api.sbx-test\n' "$R2" > "$WORK/hosts"
+	for _ in $(seq 100); do
+		[[ $(sbx-inspect "$ID") == *"api.sbx-test $R2"* ]] && break
+		sleep 0.1
+	done
+	[[ $(sbx-inspect "$ID") == *"api.sbx-test $R2"* ]]
+	run -0 sbx-run "$ID" -- cat /etc/hosts
+	[[ $output == *"$R2	api.sbx-test"* ]]
+	[[ $output != *"$R	api.sbx-test"* ]]
+	run -0 sbx-run "$ID" -- python3 - "http:api.sbx-test:8080" < "$FIXTURES/egress-probe.py"
+	[[ $output == "http:api.sbx-test:8080 HTTP/1.0_200 "* ]]
+	# the old address is no longer allowed, even under the right name
+	run -0 sbx-run "$ID" -- python3 - "tcp:$R:8080" < "$FIXTURES/egress-probe.py"
+	[[ $output == "tcp:$R:8080 refused-"* ]]
+	grep -q "\"egress-pins\".*pinned api.sbx-test $R2" "$SBX_ROOT/audit.log"
+	run -0 sbx-gc "$ID"
+}
+
 @test "tier: the root is read-only (a write fails), /tmp is scratch, the host's /usr cannot be written" {
 	tier_provision </dev/null
 	run -2 sbx-run "$ID" -- sh -c 'echo x > /etc/evil'

@@ -230,34 +230,6 @@ probe() {
 	[[ $output == *"wrong version number"* ]]
 }
 
-@test "allow-list: the watchdog resolves host names again and moves the pin" {
-	needs_net
-	remote_up R
-	remote_up R2
-	printf '127.0.0.1 localhost\n%s api.sbx-test\n' "$R" > "$WORK/hosts"
-	m=$(allow "api.sbx-test:8080")
-	printf 'egress_refresh_s: 1\n' >> "$m"
-	run -0 unshare -m sh -c "mount --bind '$WORK/hosts' /etc/hosts && sbx-provision '$m'"
-	ID=$output
-	run -0 sbx-run "$ID" -- curl -sS -m 5 -o /dev/null -w '%{http_code}' http://api.sbx-test:8080/
-	[ "$output" = 200 ]
-	# the name moves (the file is rewritten in place: the bind mount keeps its inode)
-	printf '127.0.0.1 localhost\n%s api.sbx-test\n' "$R2" > "$WORK/hosts"
-	for i in $(seq 100); do
-		[[ $(sbx-inspect "$ID") == *"api.sbx-test $R2"* ]] && break
-		sleep 0.1
-	done
-	[[ $(sbx-inspect "$ID") == *"api.sbx-test $R2"* ]]
-	run -0 sbx-run "$ID" -- cat /etc/hosts
-	[[ $output == *"$R2	api.sbx-test"* ]]
-	[[ $output != *"$R	api.sbx-test"* ]]
-	run -0 sbx-run "$ID" -- curl -sS -m 5 -o /dev/null -w '%{http_code}' http://api.sbx-test:8080/
-	[ "$output" = 200 ]
-	# the old address is no longer allowed, even under the right name
-	run -7 sbx-run "$ID" -- curl -sS -m 5 --resolve "api.sbx-test:8080:$R" http://api.sbx-test:8080/
-	grep -q "\"egress-pins\".*pinned api.sbx-test $R2" "$SBX_ROOT/audit.log"
-}
-
 @test "allow-list: DNS goes only to an allowed resolver, over TCP through the relay" {
 	needs_net
 	remote_up R

@@ -722,6 +722,16 @@ out:
 	return r;
 }
 
+void
+sbx_net_repinned(const struct sbx_manifest *m)
+{
+	long long relay = sbx_rt_int(m, "relay_pid");
+
+	if (relay > 0 &&
+	    sbx_proc_alive((pid_t)relay, (unsigned long long)sbx_rt_int(m, "relay_start_ticks")))
+		kill((pid_t)relay, SIGHUP);
+}
+
 /* The pieces */
 
 /* The IPv6 prefix (a /96) whose last 32 bits are each sandbox's IPv4 addresses. */

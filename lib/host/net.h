@@ -52,6 +52,9 @@ int sbx_net_destroy(const struct sbx_store *s, const struct sbx_manifest *m, str
  */
 int sbx_net_refresh(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
     struct sbx_err *e);
+/* After the caller saved the new pins: the relay rereads them from the state
+ * and checks TLS and HTTP names against the new addresses from then on. */
+void sbx_net_repinned(const struct sbx_manifest *m);
 /*
  * The relay's counters now (for a run's trace). run_phase 1 or -1: a run
  * starts or ends here, and the refusals in between carry its correlation ID

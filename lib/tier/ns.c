@@ -1762,7 +1762,7 @@ const struct sbx_driver sbx_driver_namespace = {
 	.usage = sbx_ns_usage,
 	.extend = ns_extend,
 	.repin = sbx_ns_repin,
-	.repinned = sbx_ns_repinned,
+	.repinned = sbx_net_repinned,
 	.sweep = sbx_ns_sweep,
 	/* No checkpoint or restore: CRIU is what this tier would need. */
 };

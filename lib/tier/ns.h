@@ -20,7 +20,6 @@ int sbx_ns_usage(const struct sbx_store *s, const struct sbx_manifest *m, struct
     struct sbx_err *e);
 int sbx_ns_repin(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
     struct sbx_err *e);
-void sbx_ns_repinned(const struct sbx_manifest *m);
 void sbx_ns_sweep(const struct sbx_store *s, int busy, int dry_run, sbx_driver_report report,
     void *ctx);
 

@@ -110,18 +110,6 @@ sbx_ns_repin(const struct sbx_store *s, struct sbx_manifest *m, int *changed,
 	return *changed ? sbx_rootfs_update_hosts(s, m, e) : 0;
 }
 
-/* The relay rereads the pins from the state: it checks TLS and HTTP names
- * against the new addresses from now on. */
-void
-sbx_ns_repinned(const struct sbx_manifest *m)
-{
-	long long relay = sbx_rt_int(m, "relay_pid");
-
-	if (relay > 0 &&
-	    sbx_proc_alive((pid_t)relay, (unsigned long long)sbx_rt_int(m, "relay_start_ticks")))
-		kill((pid_t)relay, SIGHUP);
-}
-
 /* Cgroups of sandboxes whose state is gone (a destroy killed midway). */
 static void
 orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_driver_report report, void *ctx)

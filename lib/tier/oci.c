@@ -540,5 +540,5 @@ const struct sbx_driver sbx_driver_oci = {
 	.restore = oci_restore,
 	/* The allow-list's network is the namespace tier's. */
 	.repin = sbx_ns_repin,
-	.repinned = sbx_ns_repinned,
+	.repinned = sbx_net_repinned,
 };

@@ -109,7 +109,7 @@ skeleton_key(uid_t owner, char key[SBX_SKEL_KEY_LEN + 1])
 	int i;
 
 	sbx_sha256_init(&c);
-	snprintf(buf, sizeof buf, "sbx skeleton 1 owner %u\n", (unsigned)owner);
+	snprintf(buf, sizeof buf, "sbx skeleton 2 owner %u\n", (unsigned)owner);
 	sbx_sha256_update(&c, buf, strlen(buf));
 	for (i = 0; host_dirs[i]; i++) {
 		buf[0] = '\0';
@@ -178,7 +178,12 @@ build_skeleton(const char *dir, uid_t uid, gid_t gid, struct sbx_err *e)
 	    uid, gid, e) == -1 ||
 	    write_file(dir, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\n"
 	    "hosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n", uid, gid,
-	    e) == -1)
+	    e) == -1 ||
+	    /* Places for the sandbox's own: the namespace tier's lower layer
+	     * has them above, a microVM's agent binds them over these. */
+	    write_file(dir, "/etc/hosts", "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n",
+	    uid, gid, e) == -1 ||
+	    write_file(dir, "/etc/resolv.conf", "# sbx: no resolver\n", uid, gid, e) == -1)
 		return -1;
 	for (i = 0; host_files[i]; i++)
 		if (copy_file(host_files[i], dir, uid, gid, e) == -1)

@@ -1504,6 +1504,29 @@ vm_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 	return vm_teardown(s, m, e);
 }
 
+/*
+ * The allow-list's host names resolved again: the rules (the host's, as for
+ * every tier) take the new addresses, and the guest's /etc/hosts, written by
+ * its agent, names them. QEMU's user-mode network (host) has no pins.
+ */
+static int
+vm_repin(const struct sbx_store *s, struct sbx_manifest *m, int *changed, struct sbx_err *e)
+{
+	struct vm_paths p;
+	char *hosts;
+	int r;
+
+	if (sbx_net_refresh(s, m, changed, e) == -1)
+		return -1;
+	if (!*changed || vm_nic(m) != VM_NIC_TAP)
+		return 0;
+	if ((hosts = sbx_rootfs_hosts_text(m)) == NULL)
+		return sbx_err_oom(e);
+	r = vm_paths(s, m, &p, e) == -1 ? -1 : vm_agent_hosts(&p, hosts, e);
+	free(hosts);
+	return r;
+}
+
 static int
 vm_usage(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_usage *u,
     struct sbx_err *e)
@@ -1661,5 +1684,7 @@ const struct sbx_driver sbx_driver_microvm = {
 	.memory_used = sbx_ns_memory_used,
 	.memory_pressure = sbx_ns_memory_pressure,
 	.usage = vm_usage,
+	.repin = vm_repin,
+	.repinned = sbx_net_repinned,
 	.sweep = vm_sweep,
 };

@@ -104,8 +104,9 @@ int vm_qmp(const char *sock, const char *cmd, char *reply, size_t size, struct s
 int vm_qmp_open(const char *sock, struct sbx_err *e);
 int vm_qmp_cmd(int fd, const char *cmd, int sendfd, char *reply, size_t size,
     struct sbx_err *e);
-/* The agent's FREEZE (vm_proto.h) over a free port. */
+/* The agent's FREEZE and HOSTS (vm_proto.h), over the control port. */
 int vm_agent_freeze(const struct vm_paths *p, int on, int keep, struct sbx_err *e);
+int vm_agent_hosts(const struct vm_paths *p, const char *text, struct sbx_err *e);
 int vm_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
     struct sbx_exec_result *res, struct sbx_err *e);
 /* vm_exec with the EXEC frame's flags (VM_EXEC_SYSTEM). */

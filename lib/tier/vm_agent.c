@@ -408,18 +408,19 @@ vm_qmp(const char *sock, const char *cmd, char *reply, size_t size, struct sbx_e
 	return r;
 }
 
-int
-vm_agent_freeze(const struct vm_paths *p, int on, int keep, struct sbx_err *e)
+/* One of sbx's own requests on the control port, answered by VM_OK (or
+ * VM_FAILED and the agent's message); what names it in an error. */
+static int
+ctl_request(const struct vm_paths *p, const struct vm_req *req, const char *what,
+    struct sbx_err *e)
 {
-	struct vm_freeze f = { (uint32_t)on, (uint32_t)keep };
 	char *payload = NULL;
 	uint32_t len = 0;
 	int n, lock, fd, type, r = 0;
-	struct vm_req req = { VM_FREEZE, &f, sizeof f, NULL, 0 };
 
 	if ((lock = lock_ctl(p, &n, e)) == -1)
 		return -1;
-	if ((fd = agent_open(p, n, sbx_monotonic() + 10, &req, NULL, 0, e)) == -1) {
+	if ((fd = agent_open(p, n, sbx_monotonic() + 10, req, NULL, 0, e)) == -1) {
 		close(lock);
 		return -1;
 	}
@@ -427,12 +428,28 @@ vm_agent_freeze(const struct vm_paths *p, int on, int keep, struct sbx_err *e)
 	    len > sizeof(int32_t))
 		r = sbx_err_set(e, SBX_EX_OSERR, "the guest agent: %s", payload + sizeof(int32_t));
 	else if (type != VM_OK)
-		r = sbx_err_set(e, SBX_EX_OSERR, "the guest agent gave no answer to %s",
-		    on ? "freeze" : "thaw");
+		r = sbx_err_set(e, SBX_EX_OSERR, "the guest agent gave no answer to %s", what);
 	free(payload);
 	close(fd);
 	close(lock);
 	return r;
+}
+
+int
+vm_agent_freeze(const struct vm_paths *p, int on, int keep, struct sbx_err *e)
+{
+	struct vm_freeze f = { (uint32_t)on, (uint32_t)keep };
+	struct vm_req req = { VM_FREEZE, &f, sizeof f, NULL, 0 };
+
+	return ctl_request(p, &req, on ? "freeze" : "thaw", e);
+}
+
+int
+vm_agent_hosts(const struct vm_paths *p, const char *text, struct sbx_err *e)
+{
+	struct vm_req req = { VM_HOSTS, text, strlen(text), NULL, 0 };
+
+	return ctl_request(p, &req, "the new /etc/hosts", e);
 }
 
 /* What the relay tells the loop once the command has ended. */

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define VM_PROTO_VERSION 3
+#define VM_PROTO_VERSION 4
 /* The guest's ports for runs are named sbx.0 ... sbx.(VM_PORTS-1); one
  * more, sbx.ctl (index VM_CTL), carries sbx's own requests (FREEZE, STAT,
- * VM_EXEC_SYSTEM commands), so that they never wait for a run to end. */
+ * HOSTS, VM_EXEC_SYSTEM commands), so that they never wait for a run to end. */
 #define VM_PORTS 4
 #define VM_CTL VM_PORTS
 #define VM_CHANNELS (VM_PORTS + 1)
@@ -36,6 +36,8 @@ enum vm_frame {
 	VM_STAT,          /* nothing: answered by VM_STATS */
 	VM_POWEROFF,      /* nothing: the guest syncs and powers off */
 	VM_FREEZE,        /* u32 on, u32 keep: answered by VM_OK (see below) */
+	VM_HOSTS,         /* the new /etc/hosts (the allow-list's names re-pinned):
+	                   * answered by VM_OK */
 	/* guest -> host */
 	VM_READY = 64,    /* u64 nonce, u32 version, then the guest's kernel release */
 	VM_STARTED,       /* u32 the command's PID in the guest */
@@ -44,7 +46,7 @@ enum vm_frame {
 	VM_STDERR,        /* bytes */
 	VM_EXIT,          /* struct vm_exit */
 	VM_STATS,         /* struct vm_stats */
-	VM_OK,            /* SETUP or FREEZE done */
+	VM_OK,            /* SETUP, FREEZE or HOSTS done */
 	VM_TYPE_MAX = VM_OK,
 };
 
