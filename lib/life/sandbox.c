@@ -318,7 +318,7 @@ sbx_sandbox_ahead(const struct sbx_store *s, const char *id, struct sbx_exec_ahe
 		return;
 	/*
 	 * The state as last saved, without the sandbox's lock, which a claim
-	 * (pool.c) or a destroy must find free: a cgroup made while a destroy
+	 * (provision.c) or a destroy must find free: a cgroup made while a destroy
 	 * removes the sandbox's goes with it (its removal looks again for
 	 * children) or is not made (no parent). One gone or not live has what
 	 * was made cleared.
