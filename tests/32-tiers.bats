@@ -58,8 +58,11 @@ only_runc() {
 	[[ $output == *"Operation not permitted"* ]]
 }
 
-@test "tier: deny-all is only lo, and the host's loopback listener is unreachable" {
+@test "tier: deny-all is only lo, and the host's loopback listener is unreachable; its own name resolves" {
 	tier_provision </dev/null
+	# its /etc/hosts names it, as every tier writes it
+	run -0 sbx-run "$ID" -- getent hosts "$ID"
+	[[ $output == "127.0.1.1"*" $ID" ]]
 	host_listener
 	run -0 python3 -c "import socket; print(socket.create_connection(('127.0.0.1', $PORT), 2).recv(9).decode().strip())"
 	[ "$output" = "host" ]

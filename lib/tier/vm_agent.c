@@ -173,22 +173,20 @@ expect(int fd, uint32_t want, void *out, size_t size, const char *what, struct s
 /*
  * With a network of its own (the allow-list's, through the VM's tap), the
  * guest's NIC takes the sandbox's address, a MAC made from it (unique on
- * the sandbox's bridge, new in each clone), and /etc/hosts and resolv.conf
- * as the namespace tier writes them.
+ * the sandbox's bridge, new in each clone); with any network or none,
+ * /etc/hosts (its own name too) and resolv.conf as the namespace tier
+ * writes them.
  */
 static char *
 setup_net(const struct sbx_manifest *m, struct vm_setup *st, size_t *len, struct sbx_err *e)
 {
 	char resolv[200], *hosts, *tail;
-	int prefix;
+	int prefix = 0;
 
 	*len = strlen(m->sandbox_id);
 	if (vm_nic(m) == VM_NIC_NONE) {
-		if ((tail = strdup(m->sandbox_id)) == NULL)
-			sbx_err_oom(e);
-		return tail;
-	}
-	if (vm_nic(m) == VM_NIC_USER) {
+		/* no NIC: the texts alone */
+	} else if (vm_nic(m) == VM_NIC_USER) {
 		/* QEMU's user-mode network: its fixed guest address and gateway */
 		memcpy(st->addr4, (const uint8_t[]){ 10, 0, 2, 15 }, 4);
 		memcpy(st->gw4, (const uint8_t[]){ 10, 0, 2, 2 }, 4);
@@ -198,10 +196,12 @@ setup_net(const struct sbx_manifest *m, struct vm_setup *st, size_t *len, struct
 		    m->sandbox_id);
 		return NULL;
 	}
-	st->net = 1;
-	st->prefix4 = (uint8_t)prefix;
-	memcpy(st->mac, (const uint8_t[]){ 0x02, 0x73 }, 2);
-	memcpy(st->mac + 2, st->addr4, 4);
+	if (vm_nic(m) != VM_NIC_NONE) {
+		st->net = 1;
+		st->prefix4 = (uint8_t)prefix;
+		memcpy(st->mac, (const uint8_t[]){ 0x02, 0x73 }, 2);
+		memcpy(st->mac + 2, st->addr4, 4);
+	}
 	sbx_rootfs_resolv_text(m, resolv, sizeof resolv);
 	if ((hosts = sbx_rootfs_hosts_text(m)) == NULL ||
 	    (tail = malloc(strlen(hosts) + strlen(resolv) + *len + 1)) == NULL) {
