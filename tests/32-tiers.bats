@@ -368,10 +368,24 @@ for i in range(0, len(b), 4096):
 	run -0 sbx-run "$ID" -- true
 	pid=$(state "$ID" pid)
 	[ "$TIER" != microvm ] || group=$(dirname "$(state "$ID" dir)")
+	# the state root's cgroup group (sbx/GROUP/ID in each hierarchy)
+	cg=$(cg_dirs "$(state "$ID" cgroup)" | head -n 1)
+	cggroup=$(basename "$(dirname "$cg")")
 	run -0 sbx-gc "$ID"
 	gone "$pid" || { ps -o pid,ppid,stat,cmd -p "$pid"; false; }
 	run -1 grep -qF "$ID" /proc/self/mountinfo
 	run -0 find /sys/fs/cgroup -maxdepth 6 -type d -name "$ID"
+	[ -z "$output" ]
+	# with its last sandbox, the group goes from every hierarchy (a
+	# hybrid host's unified one too, where runc makes its cgroups), by
+	# the sweep at the latest (its watchdog and runner leave it just after,
+	# and an exited one holds it until reaped)
+	for _ in $(seq 50); do
+		sbx-gc >/dev/null
+		[ -z "$(find /sys/fs/cgroup -maxdepth 6 -type d -name "$cggroup")" ] && break
+		sleep 0.1
+	done
+	run -0 find /sys/fs/cgroup -maxdepth 6 -type d -name "$cggroup"
 	[ -z "$output" ]
 	if [ "$TIER" = runc ]; then
 		run -0 runc --root "$SBX_ROOT/oci/runc" list -q

@@ -468,8 +468,9 @@ mnt_remove(const struct sbx_store *s, const struct oci_paths *p)
 }
 
 /*
- * The container's cgroup and its group's directory in every v1 hierarchy
- * (cpuset, devices, name=systemd... beyond those sbx manages), once empty:
+ * The container's cgroup and its group's directory in every hierarchy
+ * sbx does not manage (cpuset, devices, name=systemd..., a hybrid host's
+ * unified v2 one), once empty:
  * the runtimes delete the container's own, not their parents. Where each
  * runtime puts them: below our cgroup in each hierarchy, crun below its root
  * (oci.c's oci_cgroup).
@@ -477,17 +478,23 @@ mnt_remove(const struct sbx_store *s, const struct oci_paths *p)
 static void
 cgroup_leftovers(const struct sbx_store *s, const char *id, enum oci_kind kind)
 {
-	char *buf = NULL, *line, *save = NULL, *ctrl, *path, dir[1400];
+	char *buf = NULL, *line, *save = NULL, *ctrl, *path, dir[1400], unified[] = "unified";
 	size_t len = 0;
+	int v2;
 
 	if (sbx_read_file("/proc/self/cgroup", 1 << 16, &buf, &len, NULL) == -1)
 		return;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if ((ctrl = strchr(line, ':')) == NULL || (path = strchr(++ctrl, ':')) == NULL ||
-		    path == ctrl)
+		if ((ctrl = strchr(line, ':')) == NULL || (path = strchr(++ctrl, ':')) == NULL)
 			continue;
+		/* "0::PATH", cgroup v2's: on a hybrid host mounted at unified/,
+		 * where runc makes the container's cgroup too (on a v2 host
+		 * there is no such directory, and sbx removes its own). */
+		v2 = path == ctrl;
 		*path++ = '\0';
-		if (strncmp(ctrl, "name=", 5) == 0)
+		if (v2)
+			ctrl = unified;
+		else if (strncmp(ctrl, "name=", 5) == 0)
 			ctrl += 5;
 		ctrl[strcspn(ctrl, ",")] = '\0';
 		if (kind == OCI_CRUN || strcmp(path, "/") == 0)
