@@ -123,8 +123,12 @@ orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_driver_report report,
 
 	if (sbx_cgroup_host(&h, NULL) == -1)
 		return;
-	if (sbx_cgroup_group_dir(&h, s->group, dir, sizeof dir) == -1 || (d = opendir(dir)) == NULL)
+	if (sbx_cgroup_group_dir(&h, s->group, dir, sizeof dir) == -1)
 		return;
+	/* Without it (gone from the freezer's hierarchy), the group may still
+	 * be in others where it was busy when removed: removed below. */
+	if ((d = opendir(dir)) == NULL)
+		goto group;
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_type != DT_DIR || !sbx_id_valid(de->d_name) ||
 		    sbx_store_exists(s, de->d_name))
@@ -141,8 +145,10 @@ orphan_cgroups(const struct sbx_store *s, int dry_run, sbx_driver_report report,
 		sbx_cgroup_destroy(&cg, NULL);
 	}
 	closedir(d);
+group:
 	/* With no sandbox left, the state root's group goes too (busy ones stay). */
-	sbx_cgroup_remove_group(&h, s->group, 1);
+	if (!dry_run)
+		sbx_cgroup_remove_group(&h, s->group, 1);
 }
 
 /* Skeletons (rootfs host) no sandbox of s names any more. */
