@@ -825,8 +825,8 @@ frame(struct session *s, uint32_t type, char *p, uint32_t len)
 		do_freeze(s, p, len);
 		break;
 	case VM_HOSTS:
-		/* Only over the file an allow-list's setup gave: a guest whose
-		 * root kept its own has no pins to move. */
+		/* Only over the file the setup gave: a guest whose root has no
+		 * /etc/hosts of its own kept without one. */
 		if (access("/run/sbx-hosts", F_OK) == -1)
 			fail(s, 125, "HOSTS: this guest's /etc/hosts is its root's own");
 		else if (etc_file("/etc/hosts", "/run/sbx-hosts", p, len) == -1)
