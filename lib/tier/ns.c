@@ -1405,6 +1405,15 @@ close_fds(int fds[SBX_CG_NCTRL])
 		close_fd(&fds[i]);
 }
 
+/* The next run's cgroup made ahead, closed and removed. */
+static void
+ahead_drop(struct sbx_exec_ahead *a)
+{
+	close_fds(a->next_fds);
+	sbx_cgroup_destroy(&a->next, NULL);
+	a->have_next = 0;
+}
+
 /* The run's cgroup made ahead, taken when there is one for this sandbox
  * (and still there): 1; else 0, and the run makes its own. */
 static int
@@ -1415,13 +1424,12 @@ ahead_take(struct ns_run *r)
 
 	if (a == NULL || !a->have_next)
 		return 0;
-	a->have_next = 0;
 	if (!just_below(&a->next, &r->sbcg) || stat(a->next.path[0][0] ? a->next.path[0] :
 	    a->next.path[SBX_CG_FREEZER], &st) == -1) {
-		close_fds(a->next_fds);
-		sbx_cgroup_destroy(&a->next, NULL);
+		ahead_drop(a);
 		return 0;
 	}
+	a->have_next = 0;
 	r->runcg = a->next;
 	memcpy(r->cgfds, a->next_fds, sizeof r->cgfds);
 	return 1;
@@ -1444,25 +1452,19 @@ ns_ahead(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_exe
 		sbx_cgroup_destroy(&a->spent, NULL);
 		a->have_spent = 0;
 	}
-	if (m == NULL || a->have_next) {
-		if (m == NULL && a->have_next) {
-			close_fds(a->next_fds);
-			sbx_cgroup_destroy(&a->next, NULL);
-			a->have_next = 0;
-		}
+	if (m == NULL && a->have_next)
+		ahead_drop(a);
+	if (m == NULL || a->have_next)
 		return;
-	}
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		a->next_fds[i] = -1;
 	if (cgroup_of(m, &h, &sbcg, NULL) != 1)
 		return;
 	snprintf(name, sizeof name, "run-%ld.%u", (long)getpid(), a->seq++);
-	if (run_cgroup(s, m, &sbcg, name, &a->next, a->next_fds, NULL) == -1) {
-		close_fds(a->next_fds);
-		sbx_cgroup_destroy(&a->next, NULL);
-		return;
-	}
-	a->have_next = 1;
+	if (run_cgroup(s, m, &sbcg, name, &a->next, a->next_fds, NULL) == -1)
+		ahead_drop(a);
+	else
+		a->have_next = 1;
 }
 
 /* The run's cgroup, its counters before, its seccomp program, and the
@@ -1473,14 +1475,13 @@ run_prepare(struct ns_run *r, struct sbx_err *e)
 	char name[64];
 
 	if (r->have_cg) {
+		/* Live from here: what a failure made is removed with the rest. */
+		r->runcg_live = 1;
 		if (!ahead_take(r)) {
 			snprintf(name, sizeof name, "run-%ld", (long)getpid());
-			/* What a failure made is removed with the rest. */
-			r->runcg_live = 1;
 			if (run_cgroup(r->s, r->m, &r->sbcg, name, &r->runcg, r->cgfds, e) == -1)
 				return -1;
 		}
-		r->runcg_live = 1;
 		r->oom_before = sbx_cgroup_oom_kills(&r->sbcg);
 	}
 	if (sbx_net_wanted(r->m)) {
