@@ -216,3 +216,27 @@ run_cgs() {
 	run -0 sbx-gc "$ID"
 	[ ! -d "$dir" ]
 }
+
+@test "a runner that starts before its sandbox is saved ready still makes the first run's cgroup ahead" {
+	printf 'resource_allocation: {memory_mb: 128, pids: 64}\n' > "$WORK/m.yaml"
+	# provisioning held between the runner's start and the state saved ready,
+	# long enough for the runner's worker to find the sandbox still being made
+	SBX_TEST_PAUSE_AT="provision-runner:$WORK/go" sbx-provision "$WORK/m.yaml" > "$WORK/id" &
+	TEST_PIDS+=($!)
+	for _ in $(seq 500); do [ -e "$WORK/go.paused" ] && break; sleep 0.02; done
+	[ -e "$WORK/go.paused" ]
+	sleep 0.5
+	touch "$WORK/go"
+	wait "${TEST_PIDS[-1]}"
+	ID=$(cat "$WORK/id")
+	[ "$(state "$ID" status)" = ready ]
+	dir=$(cg_dirs "$(state "$ID" cgroup)" | head -n 1)
+	for _ in $(seq 100); do [ -n "$(run_cgs "$dir")" ] && break; sleep 0.05; done
+	made=$(run_cgs "$dir")
+	[[ $made == run-*.* ]]
+	# (the runner serves only callers of its own SBX_* environment)
+	run -0 env SBX_TEST_PAUSE_AT="provision-runner:$WORK/go" sbx-run "$ID" -- cat /proc/self/cgroup
+	[[ $output == *"/$made"* ]]
+	run -0 sbx-gc "$ID"
+	[ ! -d "$dir" ]
+}

@@ -468,6 +468,7 @@ provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 		struct sbx_err ignored;
 
 		(void)sbx_runner_spawn(s, m, &ignored);
+		sbx_pause_point("provision-runner");
 	}
 	if (pool != NULL && ((m->rt.pool = strdup(pool->name)) == NULL ||
 	    (m->rt.pool_key = strdup(key)) == NULL)) {

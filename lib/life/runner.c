@@ -256,18 +256,21 @@ leave_cgroup(const struct sbx_store *s)
 		sbx_cgroup_remove_group(&h, s->group, 0);
 }
 
-/* The next client, or -1 once the manager is gone (its sandbox is being
- * destroyed, or was): then this worker ends. */
+/* The next client, -1 once the manager is gone (its sandbox is being
+ * destroyed, or was): then this worker ends; -2 when ms (not -1) passed
+ * without one. */
 static int
-next_client(struct runner *rn)
+next_client(struct runner *rn, int ms)
 {
-	int c;
+	int c, n;
 
 	for (;;) {
 		struct pollfd pf[2] = { { rn->lfd, POLLIN, 0 }, { rn->alive[0], POLLIN, 0 } };
 
-		if (poll(pf, 2, -1) == -1 && errno != EINTR)
+		if ((n = poll(pf, 2, ms)) == -1 && errno != EINTR)
 			return -1;
+		if (n == 0)
+			return -2;
 		if (pf[1].revents)
 			return -1;
 		/* Another worker may have taken it: then wait again. */
@@ -287,14 +290,21 @@ static void __attribute__((noreturn))
 worker(struct runner *rn)
 {
 	struct sbx_exec_ahead ahead = { 0 };
-	int c;
+	int c, ms = -1;
 
 	close(rn->need[0]);
 	close(rn->alive[1]);
-	/* The next run's preparation, made while we wait for it. */
-	sbx_sandbox_ahead(rn->s, rn->id, &ahead);
+	/* The next run's preparation, made while we wait for it; a sandbox still
+	 * being made (the first worker starts before its state is saved ready)
+	 * is looked at again after 1, 2, 4... 128 ms. */
+	if (sbx_sandbox_ahead(rn->s, rn->id, &ahead) == 1)
+		ms = 1;
 	atomic_fetch_add(rn->idle, 1);
-	while ((c = next_client(rn)) != -1) {
+	while ((c = next_client(rn, ms)) != -1) {
+		if (c == -2) {
+			ms = sbx_sandbox_ahead(rn->s, rn->id, &ahead) == 1 ? (ms < 128 ? ms * 2 : ms) : -1;
+			continue;
+		}
 		if (atomic_fetch_sub(rn->idle, 1) == 1)
 			(void)!write(rn->need[1], "n", 1);
 		serve(rn, c, &ahead);
@@ -303,7 +313,7 @@ worker(struct runner *rn)
 			atomic_fetch_sub(rn->idle, 1);
 			break;
 		}
-		sbx_sandbox_ahead(rn->s, rn->id, &ahead);
+		ms = sbx_sandbox_ahead(rn->s, rn->id, &ahead) == 1 ? 1 : -1;
 	}
 	sbx_sandbox_ahead(rn->s, NULL, &ahead);
 	leave_cgroup(rn->s);

@@ -306,34 +306,38 @@ out:
 	return -1;
 }
 
-void
+int
 sbx_sandbox_ahead(const struct sbx_store *s, const char *id, struct sbx_exec_ahead *a)
 {
 	struct sbx_manifest m;
 	struct sbx_err e;
-	int live;
+	int live, again = 0;
 
 	/* A tier with nothing to do ahead is asked once. */
 	if (a->drv != NULL && a->drv->ahead == NULL)
-		return;
+		return 0;
 	/*
 	 * The state as last saved, without the sandbox's lock, which a claim
 	 * (provision.c) or a destroy must find free: a cgroup made while a destroy
 	 * removes the sandbox's goes with it (its removal looks again for
 	 * children) or is not made (no parent). One gone or not live has what
-	 * was made cleared.
+	 * was made cleared; one still being made is asked about again (its
+	 * runner starts before the state that makes it ready is saved).
 	 */
 	if (id != NULL && sbx_state_load(s, id, &m, &e) == 0) {
 		sbx_pause_point("run-ahead");
 		live = m.status == SBX_STATUS_READY || m.status == SBX_STATUS_EXECUTING ||
 		    m.status == SBX_STATUS_POOLED;
-		if ((a->drv = sbx_driver_for(&m, &e)) != NULL && a->drv->ahead != NULL)
+		if ((a->drv = sbx_driver_for(&m, &e)) != NULL && a->drv->ahead != NULL) {
 			a->drv->ahead(s, live ? &m : NULL, a);
+			again = m.status == SBX_STATUS_PROVISIONING;
+		}
 		sbx_manifest_free(&m);
-		return;
+		return again;
 	}
 	if (a->drv != NULL && a->drv->ahead != NULL)
 		a->drv->ahead(s, NULL, a);
+	return 0;
 }
 
 struct run_start {

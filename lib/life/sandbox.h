@@ -28,8 +28,9 @@ int sbx_sandbox_run(const struct sbx_store *s, const char *id, const struct sbx_
  * paused sandbox's lifetime keeps running. */
 /* Between a runner worker's runs, after an answer: have the tier clear what
  * the last run left in a and make what the next one needs (x->ahead); id
- * NULL: clear it all, for good. Best effort, errors dropped. */
-void sbx_sandbox_ahead(const struct sbx_store *s, const char *id, struct sbx_exec_ahead *a);
+ * NULL: clear it all, for good. Best effort, errors dropped. 1: the sandbox
+ * is still being made, ask again shortly; else 0. */
+int sbx_sandbox_ahead(const struct sbx_store *s, const char *id, struct sbx_exec_ahead *a);
 int sbx_sandbox_pause(const struct sbx_store *s, const char *id, int pause, struct sbx_err *e);
 /* End a sandbox's life for `reason` (wall-clock, manual...): kill everything and
  * remove its kernel objects, keep its state as terminated with the reason. */
