@@ -20,6 +20,7 @@
 #include <net/if.h>
 #include <linux/random.h>
 #include <linux/route.h>
+#include <linux/ipv6_route.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -594,11 +595,62 @@ sin_ioctl(int sk, unsigned long req, const char *ifname, const uint8_t a[4])
 	return ioctl(sk, req, &ifr);
 }
 
+/* <linux/ipv6.h>'s in6_ifreq (that header does not go with glibc's). */
+struct agent_in6_ifreq {
+	struct in6_addr addr;
+	uint32_t prefixlen;
+	int ifindex;
+};
+
 /*
- * The NIC as the host's setup says: no IPv6 (nothing but its one address
- * may leave it), the MAC and address given, up, the default route. Down
- * first: a clone's interface held its parent's address, routes and
- * neighbours, which go with it.
+ * IPv6 on the NIC, where the allow-list names IPv6 destinations: the
+ * address given and nothing else (no link-local one, no autoconfiguration,
+ * no duplicate detection to wait for: the host's end is the only other on
+ * the link), and the default route through the host's end.
+ */
+static int
+net6_setup(const struct vm_setup *st, const char *ifn)
+{
+	struct agent_in6_ifreq ifr6 = { 0 };
+	struct in6_rtmsg rt = { 0 };
+	static const char *const off[] = { "accept_dad", "accept_ra", "autoconf" };
+	char path[96];
+	size_t i;
+	int sk, r = -1;
+
+	snprintf(path, sizeof path, "/proc/sys/net/ipv6/conf/%s/addr_gen_mode", ifn);
+	write_text(path, "1");
+	for (i = 0; i < sizeof off / sizeof off[0]; i++) {
+		snprintf(path, sizeof path, "/proc/sys/net/ipv6/conf/%s/%s", ifn, off[i]);
+		write_text(path, "0");
+	}
+	snprintf(path, sizeof path, "/proc/sys/net/ipv6/conf/%s/disable_ipv6", ifn);
+	write_text(path, "0");
+	if ((ifr6.ifindex = (int)if_nametoindex(ifn)) == 0 ||
+	    (sk = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	memcpy(&ifr6.addr, st->addr6, 16);
+	ifr6.prefixlen = st->prefix6;
+	if (ioctl(sk, SIOCSIFADDR, &ifr6) == -1 && errno != EEXIST)
+		goto out;
+	memcpy(&rt.rtmsg_gateway, st->gw6, 16);
+	rt.rtmsg_flags = RTF_UP | RTF_GATEWAY;
+	rt.rtmsg_metric = 1;
+	rt.rtmsg_ifindex = ifr6.ifindex;
+	if (ioctl(sk, SIOCADDRT, &rt) == -1 && errno != EEXIST)
+		goto out;
+	r = 0;
+out:
+	close(sk);
+	return r;
+}
+
+/*
+ * The NIC as the host's setup says: the MAC and address given, up, the
+ * default route; IPv6 only where the setup gives an address for it
+ * (nothing but its own addresses may leave it). Down first, IPv6 off: a
+ * clone's interface held its parent's addresses, routes and neighbours,
+ * which go with it.
  */
 static int
 net_setup(const struct vm_setup *st)
@@ -642,7 +694,7 @@ net_setup(const struct vm_setup *st)
 	rt.rt_dev = (char *)ifn;
 	if (ioctl(sk, SIOCADDRT, &rt) == -1 && errno != EEXIST)
 		goto out;
-	r = 0;
+	r = st->net6 ? net6_setup(st, ifn) : 0;
 out:
 	close(sk);
 	return r;

@@ -1015,9 +1015,6 @@ int
 sbx_net_create_bridged(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid,
     const char *port, struct sbx_err *e)
 {
-	if (sbx_egress_wants_ipv6(&m->allowed_egress))
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "allowed_egress: a bridged guest's "
-		    "network is IPv4 only (yet)");
 	return net_create(s, m, pid, port, e);
 }
 
@@ -1041,6 +1038,28 @@ sbx_net_guest(const struct sbx_manifest *m, unsigned char addr4[4], unsigned cha
 	memcpy(addr4, &sb, 4);
 	*prefix = 30;
 	return 0;
+}
+
+int
+sbx_net_guest6(const struct sbx_manifest *m, unsigned char addr6[16], unsigned char gw6[16],
+    int *prefix)
+{
+	unsigned char a4[4], g4[4];
+	struct link k;
+	uint32_t net;
+	int p4;
+
+	if (!sbx_egress_wants_ipv6(&m->allowed_egress))
+		return 0;
+	if (sbx_net_guest(m, a4, g4, &p4) == -1)
+		return -1;
+	memcpy(&net, g4, 4);
+	if (link_of(ntohl(net) - 1, 1, &k, NULL) == -1)
+		return -1;
+	memcpy(addr6, k.sb6, 16);
+	memcpy(gw6, k.host6, 16);
+	*prefix = 126;
+	return 1;
 }
 
 /* The relay: TERM (it writes its last audit events), KILL after a second. */

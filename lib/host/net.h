@@ -34,14 +34,18 @@ int sbx_net_create(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid,
  * As sbx_net_create, for a guest behind port (an interface already in pid's
  * network namespace: a VM's tap): there eth0 and port are bridged (br0),
  * with no address and no IPv6 of their own, and the sandbox's address is
- * the guest's to take (sbx_net_guest). The host's side, rules and relay are
- * the same. IPv4 only: an allow-list that names IPv6 destinations is 69.
+ * the guest's to take (sbx_net_guest, sbx_net_guest6). The host's side,
+ * rules and relay are the same.
  */
 int sbx_net_create_bridged(const struct sbx_store *s, struct sbx_manifest *m, pid_t pid,
     const char *port, struct sbx_err *e);
 /* The sandbox's address, its prefix and the gateway (the host's end), from
  * m's lease (network order); -1: m has no network of its own. */
 int sbx_net_guest(const struct sbx_manifest *m, unsigned char addr4[4], unsigned char gw4[4],
+    int *prefix);
+/* Its IPv6 address, prefix and gateway when its allow-list names IPv6
+ * destinations: 1; 0 when it does not; -1: no lease, or SBX_NET_POOL6 bad. */
+int sbx_net_guest6(const struct sbx_manifest *m, unsigned char addr6[16], unsigned char gw6[16],
     int *prefix);
 /* Remove the rules, the veth (if the kernel has not), the relay and the lease. */
 int sbx_net_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);

@@ -394,9 +394,6 @@ vm_memory_snapshot(const struct sbx_store *s, const char *id)
 static int
 vm_refuse(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
 {
-	if (sbx_net_wanted(m) && sbx_egress_wants_ipv6(&m->allowed_egress))
-		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "allowed_egress: isolation_level "
-		    "microvm reaches IPv4 destinations only (yet)");
 	if (sbx_manifest_rootfs_is_snapshot(m->rootfs) && !vm_memory_snapshot(s, m->rootfs))
 		return sbx_err_set(e, SBX_EX_UNAVAILABLE, "rootfs %s: isolation_level microvm "
 		    "starts from a memory snapshot of a microVM only (not from files alone, yet)",

@@ -181,7 +181,7 @@ static char *
 setup_net(const struct sbx_manifest *m, struct vm_setup *st, size_t *len, struct sbx_err *e)
 {
 	char resolv[200], *hosts, *tail;
-	int prefix = 0;
+	int prefix = 0, r;
 
 	*len = strlen(m->sandbox_id);
 	if (vm_nic(m) == VM_NIC_NONE) {
@@ -201,6 +201,16 @@ setup_net(const struct sbx_manifest *m, struct vm_setup *st, size_t *len, struct
 		st->prefix4 = (uint8_t)prefix;
 		memcpy(st->mac, (const uint8_t[]){ 0x02, 0x73 }, 2);
 		memcpy(st->mac + 2, st->addr4, 4);
+	}
+	/* IPv6 too, where the allow-list names IPv6 destinations */
+	if (vm_nic(m) == VM_NIC_TAP) {
+		if ((r = sbx_net_guest6(m, st->addr6, st->gw6, &prefix)) == -1) {
+			sbx_err_set(e, SBX_EX_SOFTWARE, "sandbox %s: no IPv6 address for its "
+			    "network lease", m->sandbox_id);
+			return NULL;
+		}
+		st->net6 = (uint8_t)r;
+		st->prefix6 = (uint8_t)(r ? prefix : 0);
 	}
 	sbx_rootfs_resolv_text(m, resolv, sizeof resolv);
 	if ((hosts = sbx_rootfs_hosts_text(m)) == NULL ||

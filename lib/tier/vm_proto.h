@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define VM_PROTO_VERSION 4
+#define VM_PROTO_VERSION 5
 /* The guest's ports for runs are named sbx.0 ... sbx.(VM_PORTS-1); one
  * more, sbx.ctl (index VM_CTL), carries sbx's own requests (FREEZE, STAT,
  * HOSTS, VM_EXEC_SYSTEM commands), so that they never wait for a run to end. */
@@ -66,6 +66,10 @@ struct vm_setup {
 	uint8_t prefix4;
 	uint8_t addr4[4], gw4[4];  /* network order; gw4 the default route */
 	uint8_t mac[6];
+	uint8_t net6;            /* 1: eth0 takes addr6/prefix6 too (an allow-list
+	                          * naming IPv6 destinations), gw6 its default route */
+	uint8_t prefix6;
+	uint8_t addr6[16], gw6[16];
 	uint32_t hosts_len;      /* then /etc/hosts (0: the root's own stays) */
 	uint32_t resolv_len;     /* then /etc/resolv.conf (0: the root's own stays) */
 };
