@@ -155,8 +155,8 @@ sbx_state_load(const struct sbx_store *s, const char *id, struct sbx_manifest *m
 	return 0;
 }
 
-int
-sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+static int
+state_save(const struct sbx_store *s, const struct sbx_manifest *m, int sync, struct sbx_err *e)
 {
 	char p[1200], *buf = NULL;
 	size_t len = 0;
@@ -172,9 +172,22 @@ sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct s
 		free(buf);
 		return sbx_err_set(e, SBX_EX_OSERR, "cannot render the state document");
 	}
-	r = sbx_write_atomic(p, buf, len, 0600, e);
+	r = (sync ? sbx_write_atomic : sbx_write_atomic_nosync)(p, buf, len, 0600, e);
 	free(buf);
 	return r;
+}
+
+int
+sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e)
+{
+	return state_save(s, m, 1, e);
+}
+
+int
+sbx_state_save_nosync(const struct sbx_store *s, const struct sbx_manifest *m,
+    struct sbx_err *e)
+{
+	return state_save(s, m, 0, e);
 }
 
 int

@@ -46,6 +46,11 @@ int sbx_store_create(const struct sbx_store *s, const char *id, struct sbx_err *
 int sbx_state_load(const struct sbx_store *s, const char *id, struct sbx_manifest *m,
     struct sbx_err *e);
 int sbx_state_save(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_err *e);
+/* As sbx_state_save, atomic but not synced: for a state no host crash could
+ * make matter (the crash ends the sandbox, and the sweep takes it whatever
+ * the disk says). */
+int sbx_state_save_nosync(const struct sbx_store *s, const struct sbx_manifest *m,
+    struct sbx_err *e);
 /* Move m to status `to`, refusing transitions the lifecycle does not have (exit 65). */
 int sbx_state_transition(struct sbx_manifest *m, enum sbx_status to, struct sbx_err *e);
 /* Remove a sandbox's directory (its kernel objects must be gone already). */

@@ -266,6 +266,11 @@ claim_one(const struct sbx_store *s, const struct sbx_policy *pol, const char *k
 		return 0;
 	}
 	sbx_crash_point("pool-claim");
+	/*
+	 * Its move to ready is not synced (sbx(7)): a host crash ends the
+	 * member, and the sweep removes it, pooled or ready on the disk; the
+	 * claim's audit line is the record, synced.
+	 */
 	now = sbx_realtime();
 	pc = pool_named(pol, got.rt.pool);
 	snprintf(detail, sizeof detail, "%s network_policy %s%s from pool %s", got.isolation_level,
@@ -276,7 +281,8 @@ claim_one(const struct sbx_store *s, const struct sbx_policy *pol, const char *k
 	got.rt.one_shot = (flags & SBX_PROV_ONE_SHOT) != 0;
 	if (sbx_time_set(&got.created_at, now) == -1 ||
 	    sbx_time_set(&got.expires_at, now + (double)got.res.max_wall_clock_s) == -1 ||
-	    sbx_state_transition(&got, SBX_STATUS_READY, e) == -1 || sbx_state_save(s, &got, e) == -1) {
+	    sbx_state_transition(&got, SBX_STATUS_READY, e) == -1 ||
+	    sbx_state_save_nosync(s, &got, e) == -1) {
 		/* Its entry is gone: the sweep takes it. */
 		sbx_manifest_free(&got);
 		close(lock);
