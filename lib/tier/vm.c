@@ -314,22 +314,64 @@ cpio_entry(int fd, const char *name, mode_t mode, const char *data, size_t len)
 	return 0;
 }
 
+/* A key for what files a and b are now (where, their inode, size and times):
+ * it changes with any write to either. */
+static void
+vm_stat_key(const struct stat *a, const struct stat *b, char hex[33])
+{
+	const struct stat *st[2] = { a, b };
+	struct sbx_sha256 c;
+	unsigned char d[32];
+	char text[256];
+	int i;
+
+	sbx_sha256_init(&c);
+	for (i = 0; i < 2; i++) {
+		snprintf(text, sizeof text, "%llu %llu %lld %lld.%09ld %lld.%09ld\n",
+		    (unsigned long long)st[i]->st_dev, (unsigned long long)st[i]->st_ino,
+		    (long long)st[i]->st_size, (long long)st[i]->st_mtim.tv_sec,
+		    st[i]->st_mtim.tv_nsec, (long long)st[i]->st_ctim.tv_sec, st[i]->st_ctim.tv_nsec);
+		sbx_sha256_update(&c, text, strlen(text));
+	}
+	sbx_sha256_final(&c, d);
+	sbx_hex(d, 16, hex);
+}
+
 /*
  * The kit's initramfs with this build's agent appended as /sbx-agent: the
- * state root's vm/initrd-<digest of both>, made once.
+ * state root's vm/initrd-<digest of both>, made once. Which one the kit's
+ * and agent's files make is remembered by what they are now (vm_stat_key),
+ * in the link vm/initrd-at-<key>: a VM's start reads and hashes neither
+ * while they stay as they are.
  */
 static int
 vm_initrd(const struct sbx_store *s, const char *kit, char *path, size_t size, struct sbx_err *e)
 {
-	char src[1300], agent[1100], hex[65], tmp[1400];
+	char src[1300], agent[1100], hex[65], key[33], link[1300], tmp[1400], name[80];
 	char *kbuf = NULL, *abuf = NULL;
 	size_t klen = 0, alen = 0;
 	struct sbx_sha256 c;
+	struct stat kst, ast;
 	unsigned char d[32];
+	ssize_t n;
 	int fd, r = -1;
 
 	snprintf(src, sizeof src, "%s/initrd", kit);
 	snprintf(agent, sizeof agent, "%s/sbx-agent", libexec());
+	if (stat(src, &kst) == 0 && stat(agent, &ast) == 0) {
+		vm_stat_key(&kst, &ast, key);
+		if (sbx_path(link, sizeof link, e, "%s/vm/initrd-at-%s", s->root, key) == -1)
+			return -1;
+		if ((n = readlink(link, name, sizeof name - 1)) > 0) {
+			name[n] = '\0';
+			if (strncmp(name, "initrd-", 7) == 0 && strchr(name, '/') == NULL &&
+			    sbx_path(path, size, e, "%s/vm/%s", s->root, name) == 0 &&
+			    access(path, R_OK) == 0)
+				return 0;
+		}
+	} else {
+		link[0] = '\0';
+	}
 	if (sbx_read_file(src, 256u << 20, &kbuf, &klen, e) == -1)
 		return sbx_err_prefix(e, "the guest kit");
 	if (sbx_read_file(agent, 64u << 20, &abuf, &alen, e) == -1) {
@@ -348,7 +390,7 @@ vm_initrd(const struct sbx_store *s, const char *kit, char *path, size_t size, s
 		goto out;
 	if (access(path, R_OK) == 0) {
 		r = 0;
-		goto out;
+		goto remember;
 	}
 	snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1) {
@@ -370,6 +412,14 @@ vm_initrd(const struct sbx_store *s, const char *kit, char *path, size_t size, s
 		goto out;
 	}
 	r = 0;
+remember:
+	/* Best effort: without it, the next start reads and hashes again. */
+	if (link[0] && snprintf(tmp, sizeof tmp, "%s.%ld", link, (long)getpid()) < (int)sizeof tmp) {
+		snprintf(name, sizeof name, "initrd-%s", hex);
+		unlink(tmp);
+		if (symlink(name, tmp) == 0 && rename(tmp, link) == -1)
+			unlink(tmp);
+	}
 out:
 	free(kbuf);
 	free(abuf);
