@@ -617,7 +617,8 @@ destroy_rest(const struct sbx_driver *drv, const struct sbx_store *s, struct sbx
 /*
  * The detached half of a destroy: the sandbox's processes are dead (the
  * tier's halt), its kernel objects and files go in a child of this process
- * that holds the sandbox's lock to the end. Its audit line comes before
+ * that holds the sandbox's lock to the end (a one-shot's state says cleanup
+ * first). Its audit line comes before
  * the tombstone's removal: once the sandboxes directory is empty, it writes
  * nothing more in the state root. 1: the child has it; 0: no child (the
  * caller goes on).
@@ -636,6 +637,8 @@ destroy_detached(const struct sbx_driver *drv, const struct sbx_store *s, struct
 	(void)sbx_detach(lock);
 	snprintf(title, sizeof title, "sbx-teardown %s", m->sandbox_id);
 	sbx_proc_title(title);
+	if (m->rt.one_shot)
+		(void)sbx_state_save(s, m, NULL);
 	sbx_crash_point("destroy-detached");
 	r = destroy_rest(drv, s, m, tomb, sizeof tomb, &e);
 	sbx_audit(s, m->sandbox_id, "destroy", r == 0 ? "ok" : "error",
@@ -662,11 +665,11 @@ sbx_sandbox_destroy_ex(const struct sbx_store *s, const char *id, int flags, str
 	if (m.rt.pool_key != NULL)
 		(void)sbx_store_pool_take(s, m.rt.pool_key, id);
 	/* cleanup tells a sweep to finish a destroy killed midway; a one-shot's
-	 * sandbox needs no telling, unless its teardown is left to a child:
-	 * without its init, the sweep takes it anyway, and meanwhile a listing
-	 * says what it is. */
+	 * sandbox needs no telling: without its init, the sweep takes it anyway.
+	 * One whose teardown is left to a child has the child say it, for the
+	 * listings meanwhile (destroy_detached), off its caller's way. */
 	if (sbx_state_transition(&m, SBX_STATUS_CLEANUP, e) == -1 ||
-	    ((!m.rt.one_shot || detach) && sbx_state_save(s, &m, e) == -1))
+	    (!m.rt.one_shot && sbx_state_save(s, &m, e) == -1))
 		goto out;
 	sbx_crash_point("destroy-cleanup");
 	if (detach) {
