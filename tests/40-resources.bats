@@ -223,7 +223,10 @@ run_cgs() {
 	# long enough for the runner's worker to find the sandbox still being made
 	SBX_TEST_PAUSE_AT="provision-runner:$WORK/go" sbx-provision "$WORK/m.yaml" > "$WORK/id" &
 	TEST_PIDS+=($!)
-	for _ in $(seq 500); do [ -e "$WORK/go.paused" ] && break; sleep 0.02; done
+	# as long as it takes sbx-provision to get there (it exits if it fails)
+	while [ ! -e "$WORK/go.paused" ] && kill -0 "${TEST_PIDS[-1]}" 2>/dev/null; do
+		sleep 0.02
+	done
 	[ -e "$WORK/go.paused" ]
 	sleep 0.5
 	touch "$WORK/go"
