@@ -44,6 +44,9 @@ struct runner {
 	int alive[2];            /* the manager's life: its end reads EOF to the workers */
 	atomic_int *idle;        /* shared: workers waiting for a client */
 	unsigned char digest[32];
+	/* The cgroups the runner started in, before its @watchdog one. */
+	struct sbx_cg_host h;
+	int have_h;
 };
 
 /* The socket, bound in the sandbox's directory (the state root's owner's
@@ -245,15 +248,14 @@ out:
 	free(argv);
 }
 
-/* Out of the @watchdog cgroup, and the state root's group with it when
- * this was its last process. */
+/* Back to the cgroups the runner started in (as read before it entered
+ * @watchdog: read now, the host's layout would name that), and the state
+ * root's group removed when this was its last process. */
 static void
-leave_cgroup(const struct sbx_store *s)
+leave_cgroup(const struct runner *rn)
 {
-	struct sbx_cg_host h;
-
-	if (!s->rootless && sbx_cgroup_host(&h, NULL) == 0 && sbx_cgroup_return(&h) == 0)
-		sbx_cgroup_remove_group(&h, s->group, 0);
+	if (rn->have_h && sbx_cgroup_return(&rn->h) == 0)
+		sbx_cgroup_remove_group(&rn->h, rn->s->group, 0);
 }
 
 /* The next client, -1 once the manager is gone (its sandbox is being
@@ -316,7 +318,7 @@ worker(struct runner *rn)
 		ms = sbx_sandbox_ahead(rn->s, rn->id, &ahead) == 1 ? 1 : -1;
 	}
 	sbx_sandbox_ahead(rn->s, NULL, &ahead);
-	leave_cgroup(rn->s);
+	leave_cgroup(rn);
 	_exit(0);
 }
 
@@ -355,7 +357,6 @@ runner_main(const struct sbx_store *s, const char *id)
 {
 	struct runner rn = { .s = s, .dfd = -1, .lfd = -1, .lk = -1, .need = { -1, -1 },
 		.alive = { -1, -1 } };
-	struct sbx_cg_host h;
 	struct sbx_cgroup cg;
 	char title[SBX_ID_MAX + 16];
 	int r;
@@ -363,9 +364,10 @@ runner_main(const struct sbx_store *s, const char *id)
 	(void)sbx_detach(-1);
 	snprintf(title, sizeof title, "sbx-runner %s", id);
 	sbx_proc_title(title);
-	if (!s->rootless && sbx_cgroup_host(&h, NULL) == 0 &&
-	    sbx_cgroup_create(&h, s->group, "@watchdog", &cg, NULL) == 0)
-		sbx_cgroup_enter(&cg, 0, NULL);
+	if (!s->rootless && sbx_cgroup_host(&rn.h, NULL) == 0 &&
+	    sbx_cgroup_create(&rn.h, s->group, "@watchdog", &cg, NULL) == 0 &&
+	    sbx_cgroup_enter(&cg, 0, NULL) == 0)
+		rn.have_h = 1;
 	snprintf(rn.id, sizeof rn.id, "%s", id);
 	sbx_runner_env_digest(rn.digest);
 	if ((rn.idle = mmap(NULL, sizeof *rn.idle, PROT_READ | PROT_WRITE,
@@ -375,7 +377,7 @@ runner_main(const struct sbx_store *s, const char *id)
 		return 1;
 	atomic_store(rn.idle, 0);
 	r = manage(&rn);
-	leave_cgroup(s);
+	leave_cgroup(&rn);
 	return r;
 }
 

@@ -218,11 +218,13 @@ nap(double s)
 	(void)sigtimedwait(&urg, NULL, &ts);
 }
 
+/* One sandbox's watchdog; left: the cgroups it started in, before the
+ * @watchdog one, to go back to at its end (NULL: where it runs now). */
 static int
-watch_one(const struct sbx_store *s, const char *id, double poll)
+watch_one(const struct sbx_store *s, const char *id, double poll, const struct sbx_cg_host *left)
 {
 	struct target t = { .memfd = -1, .solo = 1 };
-	struct sbx_cg_host h;
+	struct sbx_cg_host now;
 	sigset_t urg;
 
 	sigemptyset(&urg);
@@ -239,9 +241,12 @@ watch_one(const struct sbx_store *s, const char *id, double poll)
 	}
 	drop(&t);
 	/* Leave the @watchdog cgroup, and the group with it if this was its last
-	 * sandbox (a sweep that ran while we still lived could not). */
-	if (!s->rootless && sbx_cgroup_host(&h, NULL) == 0 && sbx_cgroup_return(&h) == 0)
-		sbx_cgroup_remove_group(&h, s->group, 0);
+	 * sandbox (a sweep that ran while we still lived could not). The host's
+	 * layout read now would name @watchdog as where we started. */
+	if (left == NULL && !s->rootless && sbx_cgroup_host(&now, NULL) == 0)
+		left = &now;
+	if (left != NULL && sbx_cgroup_return(left) == 0)
+		sbx_cgroup_remove_group(left, s->group, 0);
 	return 0;
 }
 
@@ -315,7 +320,7 @@ sbx_watchdog(const struct sbx_store *s, const struct sbx_wd_opts *o, struct sbx_
 			drop(&t);
 			return 0;
 		}
-		return watch_one(s, o->id, poll);
+		return watch_one(s, o->id, poll, NULL);
 	}
 	return watch_all(s, o, poll, e);
 }
@@ -326,7 +331,7 @@ sbx_watchdog_spawn(const struct sbx_store *s, struct sbx_manifest *m, struct sbx
 	struct sbx_cg_host h;
 	struct sbx_cgroup cg;
 	pid_t pid;
-	int fd;
+	int fd, entered;
 
 	if ((pid = fork()) == -1)
 		return sbx_err_sys(e, SBX_EX_OSERR, "start the watchdog");
@@ -349,9 +354,9 @@ sbx_watchdog_spawn(const struct sbx_store *s, struct sbx_manifest *m, struct sbx
 			dup2(fd, 2);
 		}
 		syscall(SYS_close_range, 3, ~0U, 0);
-		if (!s->rootless && sbx_cgroup_host(&h, NULL) == 0 &&
-		    sbx_cgroup_create(&h, s->group, "@watchdog", &cg, NULL) == 0)
-			sbx_cgroup_enter(&cg, 0, NULL);
+		entered = !s->rootless && sbx_cgroup_host(&h, NULL) == 0 &&
+		    sbx_cgroup_create(&h, s->group, "@watchdog", &cg, NULL) == 0 &&
+		    sbx_cgroup_enter(&cg, 0, NULL) == 0;
 		{
 			char title[SBX_ID_MAX + 16];
 
@@ -359,7 +364,7 @@ sbx_watchdog_spawn(const struct sbx_store *s, struct sbx_manifest *m, struct sbx
 			sbx_proc_title(title);
 		}
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-		_exit(watch_one(s, m->sandbox_id, 0.1) == 0 ? 0 : 1);
+		_exit(watch_one(s, m->sandbox_id, 0.1, entered ? &h : NULL) == 0 ? 0 : 1);
 	}
 	m->rt.watchdog_pid = pid;
 	m->rt.watchdog_start_ticks = (long long)sbx_proc_starttime(pid);
