@@ -67,7 +67,7 @@ close_passed(struct msghdr *msg)
 }
 
 ssize_t
-sbx_fd_recv(int sock, int *fds, size_t n, void *data, size_t len)
+sbx_fd_recv_upto(int sock, int *fds, size_t max, size_t *n, void *data, size_t len)
 {
 	union fd_cmsg u;
 	struct iovec iov = { data, len };
@@ -75,23 +75,39 @@ sbx_fd_recv(int sock, int *fds, size_t n, void *data, size_t len)
 		.msg_controllen = sizeof u.buf };
 	struct cmsghdr *cm;
 	ssize_t r;
+	size_t k = 0;
 
-	if (n > SBX_FD_MAX) {
+	if (max > SBX_FD_MAX) {
 		errno = EINVAL;
 		return -1;
 	}
+	*n = 0;
 	if ((r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) <= 0)
 		return r;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (n == 0 && cm == NULL)
-		return r;
-	if ((msg.msg_flags & MSG_CTRUNC) || cm == NULL || cm->cmsg_level != SOL_SOCKET ||
-	    cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * n) ||
-	    CMSG_NXTHDR(&msg, cm) != NULL) {
+	if ((cm = CMSG_FIRSTHDR(&msg)) != NULL)
+		k = cm->cmsg_len >= CMSG_LEN(0) ? (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int) : max + 1;
+	if ((msg.msg_flags & MSG_CTRUNC) || (cm != NULL && (cm->cmsg_level != SOL_SOCKET ||
+	    cm->cmsg_type != SCM_RIGHTS || k > max || CMSG_NXTHDR(&msg, cm) != NULL))) {
 		close_passed(&msg);
 		errno = EPROTO;
 		return -1;
 	}
-	memcpy(fds, CMSG_DATA(cm), sizeof(int) * n);
+	if (k > 0)
+		memcpy(fds, CMSG_DATA(cm), sizeof(int) * k);
+	*n = k;
 	return r;
+}
+
+ssize_t
+sbx_fd_recv(int sock, int *fds, size_t n, void *data, size_t len)
+{
+	size_t got, i;
+	ssize_t r;
+
+	if ((r = sbx_fd_recv_upto(sock, fds, n, &got, data, len)) <= 0 || got == n)
+		return r;
+	for (i = 0; i < got; i++)
+		close(fds[i]);
+	errno = EPROTO;
+	return -1;
 }

@@ -21,5 +21,7 @@ int sbx_fd_send(int sock, const int *fds, size_t n, const void *data, size_t len
  * descriptors came; any that did are closed).
  */
 ssize_t sbx_fd_recv(int sock, int *fds, size_t n, void *data, size_t len);
+/* As sbx_fd_recv, with up to max descriptors: *n says how many came. */
+ssize_t sbx_fd_recv_upto(int sock, int *fds, size_t max, size_t *n, void *data, size_t len);
 
 #endif

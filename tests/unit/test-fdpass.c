@@ -63,6 +63,22 @@ main(void)
 	errno = 0;
 	ok(sbx_fd_recv(sp[1], got, 1, buf, 1) == -1 && errno == EPROTO, "none where one was asked: EPROTO");
 
+	{
+		size_t n = 9;
+
+		ok(sbx_fd_send(sp[0], fds, 2, "u", 1) == 0 &&
+		    sbx_fd_recv_upto(sp[1], got, 3, &n, buf, 1) == 1 && n == 2 &&
+		    same_file(got[0], fds[0]) && same_file(got[1], fds[1]), "upto 3: the two sent");
+		close(got[0]);
+		close(got[1]);
+		ok(sbx_fd_send(sp[0], NULL, 0, "v", 1) == 0 &&
+		    sbx_fd_recv_upto(sp[1], got, 3, &n, buf, 1) == 1 && n == 0, "upto 3: none");
+		low = lowest_free();
+		ok(sbx_fd_send(sp[0], fds, 3, "w", 1) == 0, "three sent");
+		errno = 0;
+		ok(sbx_fd_recv_upto(sp[1], got, 2, &n, buf, 1) == -1 && errno == EPROTO && n == 0 &&
+		    lowest_free() == low, "upto 2 when three came: EPROTO, all closed");
+	}
 	errno = 0;
 	ok(sbx_fd_send(sp[0], fds, SBX_FD_MAX + 1, "z", 1) == -1 && errno == EINVAL, "too many: EINVAL");
 	close(sp[0]);
