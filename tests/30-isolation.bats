@@ -112,8 +112,9 @@ for name, call in [("creat-setuid", lambda: os.open("/workspace/s", os.O_CREAT |
 	skel=$SBX_ROOT/skel/$key
 	# what differs per sandbox (its name and network files) is on a tmpfs of its
 	# init's: nothing of the root filesystem in its directory but its own layer
-	# (and a writable root's disk quota, disk_mb by default)
-	[ "$(find "$SBX_ROOT/sandboxes/$a" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')" = "ids layer layer.img run.sock runner.lock state.yaml " ]
+	# (and a writable root's disk quota, disk_mb by default), beside the
+	# runner's socket and locks
+	[ "$(find "$SBX_ROOT/sandboxes/$a" -mindepth 1 -maxdepth 1 -printf '%f\n' | grep -v -e '\.lock$' -e '\.sock$' | sort | tr '\n' ' ')" = "ids layer layer.img state.yaml " ]
 	run -0 sbx-run "$a" -- sh -c 'cat /etc/hostname; echo; grep -c "127.0.1.1.$(cat /etc/hostname)" /etc/hosts; cat /etc/resolv.conf'
 	[ "${lines[0]}" = "$a" ]
 	[ "${lines[1]}" = 1 ]
@@ -292,9 +293,11 @@ clean" ]
 	[ -s "$prog" ]
 	[ $(($(stat -c %s "$prog") % 8)) -eq 0 ]
 	printf 'junk' > "$prog"
-	run -0 sbx-run "$ID" -- grep Seccomp: /proc/self/status
+	# a run that forks its own process (--user: not the runner's parked
+	# entry, confined already) reads the program
+	run -0 sbx-run --user 0:0 "$ID" -- grep Seccomp: /proc/self/status
 	[[ $output == *"Seccomp:	2"* ]]
-	run -1 sbx-run "$ID" -- unshare -U true
+	run -1 sbx-run --user 0:0 "$ID" -- unshare -U true
 	[ $(($(stat -c %s "$prog") % 8)) -eq 0 ]
 }
 

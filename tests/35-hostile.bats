@@ -225,6 +225,84 @@ open("/tmp/go", "w").close()'
 	wait "${TEST_PIDS[-1]}"
 }
 
+@test "threat: a runner's parked entry is out of reach from inside: no PID, no signal, no ptrace, no channel; it goes with the sandbox" {
+	only_namespace "the namespace tier's runner keeps the parked entry"
+	echo 'capabilities: [CAP_SYS_PTRACE, CAP_KILL]' | policy
+	printf 'security: {capabilities: [CAP_SYS_PTRACE, CAP_KILL]}\n' > "$WORK/m.yaml"
+	provision "$WORK/m.yaml"
+	# first: a PID namespace of its own and no host root
+	run -0 sbx-run "$ID" -- sh -c 'readlink /proc/self/ns/pid; cat /proc/self/uid_map'
+	[ "${lines[0]}" != "$(readlink /proc/self/ns/pid)" ]
+	not_host_root
+	init=$(state "$ID" pid)
+	# each of the runner's workers parks an entry (the first run left two)
+	for _ in $(seq 100); do
+		parks=$(pgrep -f "^sbx-park $ID" | tr '\n' ' ') && [ "$(wc -w <<<"$parks")" = 2 ] && break
+		sleep 0.05
+	done
+	[ "$(wc -w <<<"$parks")" = 2 ]
+	# in the sandbox's mounts and user namespace, confined as a command is,
+	# but in the host's PID namespace
+	channels=() woke=0
+	for park in $parks; do
+		[ "$(readlink "/proc/$park/ns/mnt")" = "$(readlink "/proc/$init/ns/mnt")" ]
+		[ "$(readlink "/proc/$park/ns/user")" = "$(readlink "/proc/$init/ns/user")" ]
+		[ "$(readlink "/proc/$park/ns/pid")" = "$(readlink /proc/self/ns/pid)" ]
+		grep -q '^NoNewPrivs:	1' "/proc/$park/status"
+		grep -q '^Seccomp:	2' "/proc/$park/status"
+		grep -q '^CapEff:	0000000000080020' "/proc/$park/status"
+		grep -q '^Uid:	[1-9]' "/proc/$park/status"
+		channels+=("$(for f in /proc/"$park"/fd/*; do readlink "$f"; done | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p' | head -n 1)")
+		woke=$((woke + $(sed -n 's/^voluntary_ctxt_switches:\t*//p' "/proc/$park/status")))
+	done
+	[ "${#channels[@]}" = 2 ] && [ -n "${channels[0]}" ] && [ -n "${channels[1]}" ]
+	# inside, as root with CAP_KILL and CAP_SYS_PTRACE: nothing to name it by
+	run -0 sbx-run "$ID" -- python3 -c '
+import os, signal
+me = os.getpid()
+for p in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
+    print("proc", p, open("/proc/%d/comm" % p).read().strip())
+# (ptrace is the profile'"'"'s EPERM whatever the target: a PID is what any
+# signal, ptrace or /proc needs)
+for p in range(2, 1 << 16):
+    try:
+        os.kill(p, 0)
+        if p != me:
+            print("signal ESCAPED", p)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        print("signal visible", p)
+print("unix", " ".join(l.split()[6] for l in open("/proc/net/unix").readlines()[1:]))
+try:
+    os.kill(-1, signal.SIGKILL)
+except ProcessLookupError:
+    pass
+print("killed all it could")
+'
+	echo "$output"
+	[[ $output == *"killed all it could"* ]]
+	[[ $output != *ESCAPED* ]]
+	[[ $output != *sbx-park* ]]
+	[ "$(grep -c '^proc ' <<<"$output")" = 2 ]
+	for channel in "${channels[@]}"; do
+		[[ " $(sed -n 's/^unix //p' <<<"$output") " != *" $channel "* ]]
+	done
+	# both still there, and one of them started that run: it woke up for it
+	now=0
+	for park in $parks; do
+		kill -0 "$park"
+		now=$((now + $(sed -n 's/^voluntary_ctxt_switches:\t*//p' "/proc/$park/status")))
+	done
+	[ "$now" -gt "$woke" ]
+	# the sandbox's end is theirs, before sbx-gc returns
+	run -0 sbx-gc "$ID"
+	for park in $parks; do
+		[ -z "$(readlink "/proc/$park/ns/mnt" 2>/dev/null)" ]
+	done
+	run -1 pgrep -f "^sbx-park $ID"
+}
+
 @test "threat: terminal injection and the caller's terminal, with the high bits of ioctl's command set" {
 	hostile_sandbox
 	# a terminal of the test's own that is no session's controlling one

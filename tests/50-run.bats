@@ -201,6 +201,21 @@ parent_of_sleep() {
 	[ -n "$p" ] && tr '\0' ' ' < "/proc/$(ps -o ppid= -p "$p" | tr -d ' ')/cmdline"
 }
 
+@test "the caller's umask and working directory reach the command through the runner's parked entry, each run its own" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- true
+	for mask in 0027 0002 0077; do
+		run -0 sh -c "umask $mask && sbx-run \"\$1\" -- sh -c umask" _ "$ID"
+		[ "$output" = "$mask" ]
+	done
+	run -0 sbx-run --workdir /tmp "$ID" -- pwd
+	[ "$output" = /tmp ]
+	run -0 sbx-run "$ID" -- pwd
+	[ "$output" = / ]
+	run -125 sbx-run --workdir /nonexistent "$ID" -- pwd
+	[[ $output == *"workdir /nonexistent"* ]]
+}
+
 @test "runs go through the sandbox's runner; a client with other SBX_ settings runs the command itself" {
 	provision "$MANIFESTS/minimal.yaml"
 	run -0 state "$ID" runner_pid

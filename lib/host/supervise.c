@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +46,20 @@ sbx_supervise_start(struct sbx_supervise *sv, struct sbx_trace *t)
 	sbx_time_rfc3339(stamp, sizeof stamp, time(NULL));
 	t->start_time = strdup(stamp);
 	sv->t0 = sbx_monotonic();
+}
+
+int
+sbx_supervise_adopt(struct sbx_supervise *sv, pid_t pid, struct sbx_err *e)
+{
+	/* The wait in the loop enforces --timeout; without a pidfd it could not. */
+	if ((sv->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
+		sbx_err_sys(e, SBX_EX_RUNFAIL, "pidfd_open");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	sv->pid = pid;
+	return 0;
 }
 
 void

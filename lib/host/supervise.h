@@ -75,6 +75,9 @@ struct sbx_supervise {
 void sbx_supervise_init(struct sbx_supervise *sv);
 /* The command starts now: t's start_time and the clock of the deadlines. */
 void sbx_supervise_start(struct sbx_supervise *sv, struct sbx_trace *t);
+/* The command is pid, a child of ours: its pidfd and PID kept in sv; on
+ * failure it is killed and reaped (-1, e filled). */
+int sbx_supervise_adopt(struct sbx_supervise *sv, pid_t pid, struct sbx_err *e);
 /* From here SIGINT, SIGTERM and SIGHUP are held for the command, which the
  * loop passes them to, and SIGWINCH resizes its terminal. */
 void sbx_supervise_catch(struct sbx_supervise *sv);

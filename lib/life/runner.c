@@ -231,6 +231,8 @@ serve(struct runner *rn, int c, struct sbx_exec_ahead *ahead)
 	x.stdio = fds;
 	x.ctl = c;
 	x.in_runner = 1;
+	x.has_umask = 1;
+	x.umask = mask;
 	x.ended = ended;
 	x.ended_ctx = &sv;
 	x.ahead = ahead;

@@ -11,6 +11,7 @@
 #define SBX_DRIVER_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "cgroup.h"
 #include "error.h"
@@ -26,9 +27,9 @@ struct sbx_driver;
  * answer, off the critical path: a runner's worker keeps one across its runs
  * and has sbx_sandbox_ahead fill it while it waits for a client; the next run
  * takes what it holds (x->ahead) and leaves there what the worker clears.
- * The namespace tier keeps the next run's cgroup here, made and opened, and
- * the last run's, emptied, to remove. Tier-owned but for drv, which the
- * lifecycle sets.
+ * The namespace tier keeps the next run's cgroup here, made and opened, the
+ * last run's, emptied, to remove, and a parked entry into the sandbox.
+ * Tier-owned but for drv, which the lifecycle sets.
  */
 struct sbx_exec_ahead {
 	const struct sbx_driver *drv;
@@ -36,6 +37,11 @@ struct sbx_exec_ahead {
 	int have_next, have_spent;
 	struct sbx_cgroup next, spent;
 	int next_fds[SBX_CG_NCTRL];
+	/* The namespace tier's parked entry (ns_park.c): its process, our end
+	 * of its channel, and what it was made for. */
+	int have_park, park_fd;
+	int park_pid;
+	unsigned char park_key[32];
 };
 
 struct sbx_exec {
@@ -61,6 +67,10 @@ struct sbx_exec {
 	int ctl;
 	/* A runner's: run here, not through the sandbox's runner again. */
 	int in_runner;
+	/* A runner's: the command's umask, its client's (the worker's own is
+	 * set to it for the run too, for a command it forks). */
+	int has_umask;
+	mode_t umask;
 	/* A runner's: called once the command's end and figures are known
 	 * and written down (r: the exec's return, e its error), before the
 	 * run-end audit line is synced: its client need not wait for that. */

@@ -886,6 +886,9 @@ ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 		usleep(1000);
 	if (ns_alive(m))
 		return sbx_err_set(e, SBX_EX_OSERR, "init %lld survived SIGKILL", sbx_rt_int(m, "pid"));
+	/* Runners' parked entries leave as soon as init does; the namespaces
+	 * they hold go with them. */
+	sbx_ns_park_wait(s, m->sandbox_id);
 	/* The veth went with init's network namespace; the rules, relay and lease go now. */
 	{
 		struct sbx_err ne;
@@ -907,12 +910,6 @@ ns_destroy(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 }
 
 /* Running a command */
-
-struct child_err {
-	int stage;   /* 0: setup (125), 1: exec */
-	int err;
-	struct sbx_err e;
-};
 
 static char **
 build_env(const struct sbx_manifest *m, const struct sbx_exec *x, unsigned uid)
@@ -1000,10 +997,19 @@ restrict_landlock(const struct sbx_manifest *m, const char **w, size_t max, stru
 	    m->security.landlock_network == 1 ? &net : NULL, e);
 }
 
+int
+sbx_ns_run_oom(struct sbx_err *e)
+{
+	if (sbx_write_str("/proc/self/oom_score_adj", "1000") == -1)
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "oom_score_adj");
+	return 0;
+}
+
 /*
  * No core dumps (they would land in the sandbox's layer, or leak memory to
  * a host handler); open files bounded; the first to go when memory runs
- * out, before init (protect_init).
+ * out, before init (protect_init): a parked entry, outside the sandbox's
+ * /proc, has done that before it joined (sbx_ns_run_oom).
  */
 static void
 run_limits(void)
@@ -1036,12 +1042,32 @@ run_wait_go(int gofd, struct sbx_err *e)
 	return 0;
 }
 
+int
+sbx_ns_confine(const struct sbx_manifest *m, unsigned uid, unsigned gid, const char *workdir,
+    const struct sbx_seccomp_prog *prog, struct sbx_err *e)
+{
+	const char *w[64];
+
+	run_limits();
+	if (sbx_caps_become(uid, gid, !sbx_rt_bool(m, "rootless"), m->security.capabilities.v,
+	    m->security.capabilities.n, e) == -1)
+		return -1;
+	if (workdir != NULL && chdir(workdir) == -1)
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "workdir %s", workdir);
+	if (m->security.no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		return sbx_err_sys(e, SBX_EX_RUNFAIL, "no_new_privs");
+	if ((m->security.landlock || m->security.landlock_network == 1) &&
+	    restrict_landlock(m, w, SBX_ARRAY_LEN(w), e) == -1)
+		return -1;
+	/* Last: from here on, only the profile's calls work. */
+	return sbx_seccomp_load_program(prog, e);
+}
+
 static void __attribute__((noreturn))
 run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, int nsflags,
     int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, int gofd, const struct sbx_seccomp_prog *prog)
 {
-	struct child_err ce = { 0 };
-	const char *w[64];
+	struct sbx_ns_child_err ce = { 0 };
 	unsigned uid, gid;
 	char **env;
 	int i;
@@ -1082,23 +1108,8 @@ run_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, in
 		sbx_err_set(&ce.e, SBX_EX_RUNFAIL, "out of memory");
 		goto fail;
 	}
-	run_limits();
-	if (sbx_caps_become(uid, gid, !sbx_rt_bool(m, "rootless"), m->security.capabilities.v,
-	    m->security.capabilities.n, &ce.e) == -1)
-		goto fail;
-	if (chdir(x->workdir ? x->workdir : m->workdir) == -1) {
-		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "workdir %s", x->workdir ? x->workdir : m->workdir);
-		goto fail;
-	}
-	if (m->security.no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
-		sbx_err_sys(&ce.e, SBX_EX_RUNFAIL, "no_new_privs");
-		goto fail;
-	}
-	if ((m->security.landlock || m->security.landlock_network == 1) &&
-	    restrict_landlock(m, w, SBX_ARRAY_LEN(w), &ce.e) == -1)
-		goto fail;
-	/* Last: from here on, only the profile's calls work. */
-	if (sbx_seccomp_load_program(prog, &ce.e) == -1)
+	if (sbx_ns_confine(m, uid, gid, x->workdir ? x->workdir : m->workdir, prog,
+	    &ce.e) == -1)
 		goto fail;
 	if (run_wait_go(gofd, &ce.e) == -1)
 		goto fail;
@@ -1141,7 +1152,7 @@ static void __attribute__((noreturn))
 relay_child(const struct sbx_manifest *m, const struct sbx_exec *x, int initfd, int nsflags,
     int cgfds[SBX_CG_NCTRL], int errfd, int ttysock, int gofd, const struct sbx_seccomp_prog *prog)
 {
-	struct child_err ce = { 0 };
+	struct sbx_ns_child_err ce = { 0 };
 	struct sigaction sa = { 0 };
 	struct rlimit core0 = { 0, 0 };
 	int status;
@@ -1208,14 +1219,13 @@ open_init(const struct sbx_manifest *m, struct sbx_err *e)
 	return fd;
 }
 
-/* The run's seccomp program: the profile (compiled once per state root), and
- * before it the guard this sandbox and this run need (sbx_seccomp_guard). */
+/* The profile (compiled once per state root), and before it the guard of
+ * flags (sbx_seccomp_guard). */
 static int
-run_filter(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
+profile_filter(const struct sbx_store *s, const struct sbx_manifest *m, unsigned flags,
     struct sbx_seccomp_prog *prog, struct sbx_err *e)
 {
 	struct sbx_seccomp_prog profile = { NULL, 0 };
-	unsigned flags = sbx_seccomp_guard_flags(m);
 	int r;
 
 	if ((m->security.seccomp[0] == '/' ? kept_filter(s, m, &profile, e) :
@@ -1223,13 +1233,31 @@ run_filter(const struct sbx_store *s, const struct sbx_manifest *m, const struct
 		e->code = SBX_EX_RUNFAIL;
 		return -1;
 	}
-	if (!x->tty && sbx_pty_stray(x->stdio))
-		flags |= SBX_GUARD_NO_CTTY;
 	r = sbx_seccomp_guard(&profile, flags, prog, e);
 	free(profile.code);
 	if (r == -1)
 		e->code = SBX_EX_RUNFAIL;
 	return r;
+}
+
+/* The run's seccomp program: the guard this sandbox and this run need. */
+static int
+run_filter(const struct sbx_store *s, const struct sbx_manifest *m, const struct sbx_exec *x,
+    struct sbx_seccomp_prog *prog, struct sbx_err *e)
+{
+	unsigned flags = sbx_seccomp_guard_flags(m);
+
+	if (!x->tty && sbx_pty_stray(x->stdio))
+		flags |= SBX_GUARD_NO_CTTY;
+	return profile_filter(s, m, flags, prog, e);
+}
+
+/* The namespaces a run joins, PID aside. */
+static int
+run_nsflags(const struct sbx_manifest *m)
+{
+	return CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP |
+	    (host_network(m) ? 0 : CLONE_NEWNET);
 }
 
 /*
@@ -1303,7 +1331,7 @@ static int
 run_failed(void *ctx, struct sbx_err *e)
 {
 	struct ns_run *r = ctx;
-	struct child_err ce;
+	struct sbx_ns_child_err ce;
 
 	if (read(r->errp[0], &ce, sizeof ce) != (ssize_t)sizeof ce)
 		return 0;
@@ -1321,8 +1349,7 @@ run_init(struct ns_run *r, const struct sbx_store *s, const struct sbx_manifest 
 	r->s = s;
 	r->m = m;
 	r->x = x;
-	r->nsflags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP |
-	    (host_network(m) ? 0 : CLONE_NEWNET);
+	r->nsflags = run_nsflags(m);
 	r->initfd = r->selfpid = -1;
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		r->cgfds[i] = -1;
@@ -1435,10 +1462,36 @@ ahead_take(struct ns_run *r)
 	return 1;
 }
 
+/* The worker's parked entry (ns_park.c), made again when the one it has is
+ * gone or made for another key. */
+static void
+park_ahead(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_exec_ahead *a)
+{
+	struct sbx_seccomp_prog prog = { NULL, 0 };
+	unsigned char key[32];
+	struct sbx_err e;
+	int initfd;
+
+	if (!sbx_ns_park_can(m)) {
+		sbx_ns_park_drop(a);
+		return;
+	}
+	if (sbx_ns_park_kept(m, a))
+		return;
+	sbx_ns_park_key(m, key);
+	if ((initfd = open_init(m, &e)) == -1)
+		return;
+	if (profile_filter(s, m, sbx_seccomp_guard_flags(m), &prog, &e) == 0)
+		(void)sbx_ns_park_make(s, m, initfd, run_nsflags(m), &prog, key, a, &e);
+	free(prog.code);
+	close(initfd);
+}
+
 /*
  * The driver's ahead: the last run's cgroup (emptied by its run) removed,
  * and the next one's made, named after the worker and a count (the last
- * one's is still there while the next is made), and opened.
+ * one's is still there while the next is made), and opened; the worker's
+ * parked entry kept, or made again.
  */
 static void
 ns_ahead(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_exec_ahead *a)
@@ -1452,9 +1505,14 @@ ns_ahead(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_exe
 		sbx_cgroup_destroy(&a->spent, NULL);
 		a->have_spent = 0;
 	}
-	if (m == NULL && a->have_next)
-		ahead_drop(a);
-	if (m == NULL || a->have_next)
+	if (m == NULL) {
+		sbx_ns_park_drop(a);
+		if (a->have_next)
+			ahead_drop(a);
+		return;
+	}
+	park_ahead(s, m, a);
+	if (a->have_next)
 		return;
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		a->next_fds[i] = -1;
@@ -1489,9 +1547,6 @@ run_prepare(struct ns_run *r, struct sbx_err *e)
 			return -1;
 		r->have_net = 1;
 	}
-	/* Compiled once per state root, not in every run's child. */
-	if (run_filter(r->s, r->m, r->x, &r->prog, e) == -1)
-		return -1;
 	if (pipe2(r->errp, O_CLOEXEC) == -1 ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->go) == -1 ||
 	    (r->x->tty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->sp) == -1))
@@ -1518,8 +1573,55 @@ run_child_fds(struct ns_run *r)
 		close(r->sp[0]);
 }
 
-/* The command's process, made, and a pidfd of it (the loop's deadline
- * needs one). After a failure no child is left. */
+/* The command's process pid, made: our ends of its channels closed, and
+ * it handed to the loop. After a failure no child is left. */
+static int
+run_started(struct ns_run *r, pid_t pid, struct sbx_err *e)
+{
+	int i;
+
+	close_fd(&r->errp[1]);
+	close_fd(&r->go[0]);
+	for (i = 0; i < SBX_CG_NCTRL; i++)
+		close_fd(&r->cgfds[i]);
+	close_fd(&r->sp[1]);
+	sbx_crash_point("run-forked");
+	return sbx_supervise_adopt(&r->sv, pid, e);
+}
+
+static void
+free_env(char **env)
+{
+	size_t i;
+
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+/* The command started by the worker's parked entry (ns_park.c), when it has
+ * one that serves this run: 0, or -1 with e set; 1: none, nothing started,
+ * and the run forks its own. */
+static int
+run_parked(struct ns_run *r, struct sbx_err *e)
+{
+	const struct sbx_exec *x = r->x;
+	unsigned uid, gid;
+	char **env;
+	pid_t pid;
+
+	if (!sbx_ns_park_fits(r->m, x, x->ahead))
+		return 1;
+	sbx_manifest_user_parse(r->m->user, &uid, &gid);
+	if ((env = build_env(r->m, x, uid)) == NULL)
+		return 1;
+	pid = sbx_ns_park_start(x->ahead, x->argv, env, x->workdir ? x->workdir : r->m->workdir,
+	    x->umask, x->stdio, r->cgfds, r->errp[1], r->go[0]);
+	free_env(env);
+	return pid <= 0 ? 1 : run_started(r, pid, e);
+}
+
+/* The command's process, forked: it joins the sandbox and confines itself. */
 static int
 run_fork(struct ns_run *r, struct sbx_err *e)
 {
@@ -1528,6 +1630,9 @@ run_fork(struct ns_run *r, struct sbx_err *e)
 	pid_t pid;
 	int i, placed = 0;
 
+	/* Compiled once per state root, not in every run's child. */
+	if (run_filter(r->s, r->m, r->x, &r->prog, e) == -1)
+		return -1;
 	/*
 	 * The child is visible in the sandbox's PID namespace from its birth,
 	 * and holds our privileges, descriptors and executable until it has
@@ -1580,21 +1685,7 @@ run_fork(struct ns_run *r, struct sbx_err *e)
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	if (pid == -1)
 		return sbx_err_sys(e, SBX_EX_RUNFAIL, "fork");
-	close_fd(&r->errp[1]);
-	close_fd(&r->go[0]);
-	for (i = 0; i < SBX_CG_NCTRL; i++)
-		close_fd(&r->cgfds[i]);
-	close_fd(&r->sp[1]);
-	sbx_crash_point("run-forked");
-	/* The wait in the loop enforces --timeout; without a pidfd it could not. */
-	if ((r->sv.pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
-		sbx_err_sys(e, SBX_EX_RUNFAIL, "pidfd_open");
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	r->sv.pid = pid;
-	return 0;
+	return run_started(r, pid, e);
 }
 
 /* The go-ahead to the child, the terminal it sends back, the loop, and
@@ -1672,7 +1763,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
     struct sbx_exec_result *res, struct sbx_err *e)
 {
 	struct ns_run r;
-	int ret = -1;
+	int ret = -1, p;
 
 	sbx_trace_init(&res->trace);
 	run_init(&r, s, m, x);
@@ -1682,7 +1773,7 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 	}
 	if (run_prepare(&r, e) == 0) {
 		sbx_supervise_start(&r.sv, &res->trace);
-		if (run_fork(&r, e) == 0)
+		if ((p = run_parked(&r, e)) == 0 || (p == 1 && run_fork(&r, e) == 0))
 			ret = run_watch(&r, res, e);
 	}
 	run_cleanup(&r);

@@ -393,14 +393,7 @@ run_start(struct oci_run *r, const struct sbx_exec *x, struct sbx_exec_result *r
 	free(pool);
 	if (pid == -1)
 		return sbx_err_sys(e, SBX_EX_RUNFAIL, "fork");
-	if ((r->sv.pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
-		sbx_err_sys(e, SBX_EX_RUNFAIL, "pidfd_open");
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	r->sv.pid = pid;
-	return 0;
+	return sbx_supervise_adopt(&r->sv, pid, e);
 }
 
 int
