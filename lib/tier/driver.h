@@ -42,6 +42,9 @@ struct sbx_exec_ahead {
 	int have_park, park_fd;
 	int park_pid;
 	unsigned char park_key[32];
+	/* The host's cgroup layout, read once by the worker. */
+	int have_host;
+	struct sbx_cg_host host;
 };
 
 struct sbx_exec {

@@ -1306,7 +1306,6 @@ struct ns_run {
 	const struct sbx_store *s;
 	const struct sbx_manifest *m;
 	const struct sbx_exec *x;
-	struct sbx_cg_host h;
 	struct sbx_cgroup sbcg, runcg;
 	long long oom_before;
 	int have_cg, runcg_live, emptied, have_net, nsflags;
@@ -1367,6 +1366,26 @@ run_init(struct ns_run *r, const struct sbx_store *s, const struct sbx_manifest 
 	r->sv.failed = run_failed;
 }
 
+/* The sandbox's cgroup (1), none (0), or -1: through the host's layout as
+ * a runner's worker read it once (a), or read now. */
+static int
+run_cgroup_of(const struct sbx_manifest *m, struct sbx_exec_ahead *a, struct sbx_cgroup *cg,
+    struct sbx_err *e)
+{
+	struct sbx_cg_host h;
+
+	if (a == NULL)
+		return cgroup_of(m, &h, cg, e);
+	if (sbx_rt_str(m, "cgroup") == NULL)
+		return 0;
+	if (!a->have_host) {
+		if (sbx_cgroup_host(&a->host, e) == -1)
+			return -1;
+		a->have_host = 1;
+	}
+	return sbx_cgroup_from_spec(&a->host, sbx_rt_str(m, "cgroup"), cg, e) == -1 ? -1 : 1;
+}
+
 /* The sandbox to join: its init, and its cgroup if it has one. */
 static int
 run_join(struct ns_run *r, struct sbx_err *e)
@@ -1385,7 +1404,7 @@ run_join(struct ns_run *r, struct sbx_err *e)
 	}
 	if ((r->initfd = open_init(m, e)) == -1)
 		return -1;
-	return (r->have_cg = cgroup_of(m, &r->h, &r->sbcg, e)) == -1 ? -1 : 0;
+	return (r->have_cg = run_cgroup_of(m, x->ahead, &r->sbcg, e)) == -1 ? -1 : 0;
 }
 
 /* A run's cgroup, named name below the sandbox's sbcg, made and opened
@@ -1496,7 +1515,6 @@ park_ahead(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 static void
 ns_ahead(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_exec_ahead *a)
 {
-	struct sbx_cg_host h;
 	struct sbx_cgroup sbcg;
 	char name[64];
 	int i;
@@ -1516,7 +1534,7 @@ ns_ahead(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_exe
 		return;
 	for (i = 0; i < SBX_CG_NCTRL; i++)
 		a->next_fds[i] = -1;
-	if (cgroup_of(m, &h, &sbcg, NULL) != 1)
+	if (run_cgroup_of(m, a, &sbcg, NULL) != 1)
 		return;
 	snprintf(name, sizeof name, "run-%ld.%u", (long)getpid(), a->seq++);
 	if (run_cgroup(s, m, &sbcg, name, &a->next, a->next_fds, NULL) == -1)
