@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,19 +341,53 @@ sbx_sandbox_ahead(const struct sbx_store *s, const char *id, struct sbx_exec_ahe
 	return 0;
 }
 
+/*
+ * The run-start line, written and synced by a thread of its own while the
+ * run is made ready (the sandbox joined, the command's process started,
+ * together about as long as the sync), and waited for before the command
+ * may exec; without a thread, then.
+ */
 struct run_start {
 	const struct sbx_store *s;
 	const char *id, *cmd;
 	int audit;       /* 0: not yet, 1: written */
+	int threaded;
+	pthread_t t;
 };
+
+static void *
+audit_main(void *ctx)
+{
+	struct run_start *r = ctx;
+
+	sbx_audit(r->s, r->id, "run-start", "ok", r->cmd, NULL);
+	return NULL;
+}
+
+static void
+audit_begin(struct run_start *r)
+{
+	sigset_t all, old;
+
+	/* Signals stay the caller's: the thread takes none. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r->threaded = pthread_create(&r->t, NULL, audit_main, r) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
 
 static void
 audit_start(void *ctx)
 {
 	struct run_start *r = ctx;
 
+	if (r->audit)
+		return;
 	r->audit = 1;
-	sbx_audit(r->s, r->id, "run-start", "ok", r->cmd, NULL);
+	if (r->threaded)
+		pthread_join(r->t, NULL);
+	else
+		sbx_audit(r->s, r->id, "run-start", "ok", r->cmd, NULL);
 }
 
 /* The part of a run after its checks; lock is the shared lock taken by the caller. */
@@ -362,7 +397,7 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
     int lock, struct sbx_err *e)
 {
 	char runlock[1200], detail[128];
-	struct run_start start = { s, id, x->argv[0], 0 };
+	struct run_start start = { s, id, x->argv[0], 0, 0, 0 };
 	struct sbx_exec rx;
 	int r, fd = -1;
 
@@ -378,8 +413,11 @@ run_locked(const struct sbx_store *s, const char *id, const struct sbx_manifest 
 	rx = *x;
 	rx.starting = audit_start;
 	rx.starting_ctx = &start;
+	audit_begin(&start);
 	r = drv->exec(s, mp, &rx, res, e);
-	if (!start.audit)
+	if (start.threaded)
+		audit_start(&start);
+	else if (!start.audit)
 		sbx_audit_deferred(s, id, "run-start", "ok", x->argv[0], NULL);
 	if (fd != -1)
 		close(fd);
