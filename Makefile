@@ -33,7 +33,10 @@ SBX_CFLAGS := -std=c11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' -DSBX_LIBEXEC=
 	-Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wno-format-truncation \
 	-fstack-protector-strong -fstack-clash-protection -fPIE -pthread
 SBX_LDFLAGS := -pthread -pie -Wl,-z,relro,-z,now,-z,noexecstack
-LIBS := -lyaml -lseccomp -lcap -lm
+# libyaml, libseccomp and libcap linked in (their -dev packages ship the
+# archives): every sbx-* program starts about 0.2 ms sooner without loading
+# three shared libraries, which a run pays on every sbx-run (make bench).
+LIBS := -Wl,-Bstatic -lyaml -lseccomp -lcap -Wl,-Bdynamic -lm
 
 ifeq ($(SANITIZE),1)
 SBX_CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
