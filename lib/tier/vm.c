@@ -180,11 +180,15 @@ vm_accel(const char *qemu, const char *kit)
 static void
 vm_port_paths(struct vm_paths *p)
 {
+	char dir[sizeof p->dir];
 	int i;
 
+	/* A copy: GCC's -Wrestrict (at -O1, SANITIZE=1) cannot tell p->port[i]
+	 * from p->dir. */
+	memcpy(dir, p->dir, sizeof dir);
 	for (i = 0; i < VM_PORTS; i++)
-		snprintf(p->port[i], sizeof p->port[i], "%s/agent.%d", p->dir, i);
-	snprintf(p->port[VM_CTL], sizeof p->port[VM_CTL], "%s/agent.ctl", p->dir);
+		snprintf(p->port[i], sizeof p->port[i], "%s/agent.%d", dir, i);
+	snprintf(p->port[VM_CTL], sizeof p->port[VM_CTL], "%s/agent.ctl", dir);
 }
 
 int
