@@ -216,6 +216,28 @@ parent_of_sleep() {
 	[[ $output == *"workdir /nonexistent"* ]]
 }
 
+@test "a runner's parked entry killed from the host costs no run: the next ones run, and new entries are parked" {
+	provision "$MANIFESTS/minimal.yaml"
+	run -0 sbx-run "$ID" -- true
+	for _ in $(seq 100); do
+		old=$(pgrep -f "^sbx-park $ID" | tr '\n' ' ') && [ -n "$old" ] && break
+		sleep 0.05
+	done
+	[ -n "$old" ]
+	# shellcheck disable=SC2086
+	kill -KILL $old
+	# (not $i: bats' run sets it)
+	for k in 1 2 3; do
+		run -0 sbx-run "$ID" -- echo "run $k"
+		[ "$output" = "run $k" ]
+	done
+	for _ in $(seq 100); do
+		new=$(pgrep -f "^sbx-park $ID" | grep -vxF -f <(tr ' ' '\n' <<<"$old" | grep .) | head -n 1) && [ -n "$new" ] && break
+		sleep 0.05
+	done
+	[ -n "$new" ]
+}
+
 @test "runs go through the sandbox's runner; a client with other SBX_ settings runs the command itself" {
 	provision "$MANIFESTS/minimal.yaml"
 	run -0 state "$ID" runner_pid
