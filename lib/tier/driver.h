@@ -38,7 +38,9 @@ struct sbx_exec_ahead {
 	struct sbx_cgroup next, spent;
 	int next_fds[SBX_CG_NCTRL];
 	/* The namespace tier's parked entry (ns_park.c): its process, our end
-	 * of its channel, and what it was made for. */
+	 * of its channel, and what it was made for; made once the worker has
+	 * run a command (runs). */
+	unsigned runs;
 	int have_park, park_fd;
 	int park_pid;
 	unsigned char park_key[32];

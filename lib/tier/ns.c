@@ -1495,7 +1495,10 @@ park_ahead(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 		sbx_ns_park_drop(a);
 		return;
 	}
-	if (sbx_ns_park_kept(m, a))
+	/* Not before this worker's first run: a sandbox run once (a pool's
+	 * member for a one-shot, say) would pay for it and never use it, and its
+	 * making would compete with that run. */
+	if (a->runs == 0 || sbx_ns_park_kept(m, a))
 		return;
 	sbx_ns_park_key(m, key);
 	if ((initfd = open_init(m, &e)) == -1)
@@ -1785,6 +1788,8 @@ ns_exec(const struct sbx_store *s, const struct sbx_manifest *m, const struct sb
 
 	sbx_trace_init(&res->trace);
 	run_init(&r, s, m, x);
+	if (x->ahead != NULL)
+		x->ahead->runs++;
 	if (run_join(&r, e) == -1) {
 		close_fd(&r.initfd);
 		return -1;
