@@ -187,11 +187,36 @@ wait_members() {
 		[ -n "$(find "$dir" -mindepth 1 -maxdepth 1 -name 'run-*.*')" ] && break
 		sleep 0.05
 	done
-	made=$(find "$dir" -mindepth 1 -maxdepth 1 -name 'run-*.*' -printf '%f\n')
-	[ -n "$made" ]
-	# (with the runner's settings, so that the runner serves it)
+	[ -n "$(find "$dir" -mindepth 1 -maxdepth 1 -name 'run-*.*')" ]
+	# (with the runner's settings, so that the runner serves it); the
+	# member's second worker may serve it, with the cgroup it made ahead:
+	# one named after a worker and a count, not after the run
 	run -0 env SBX_TEST_PAUSE_AT="run-ahead:$WORK/go" sbx-run "$ID" -- cat /proc/self/cgroup
-	[[ $output == *"/$made"* ]]
+	grep -Eq ":/run-[0-9]+\.[0-9]+$" <<<"$output"
+	run -1 grep -Eq ":/run-[0-9]+$" <<<"$output"
+}
+
+@test "a member waits with two workers, each with its parked entry; the first run after the claim is started by one" {
+	m=$(manifest p.yaml <<-'EOF'
+		resource_allocation: {memory_mb: 128, pids: 64}
+	EOF
+	)
+	pool_policy pe "$m" "size: 1"
+	run -0 sbx-provision --fill-pools
+	member=${output#pe }
+	for _ in $(seq 200); do
+		mapfile -t parks < <(pgrep -f "^sbx-park $member")
+		[ "${#parks[@]}" -eq 2 ] && break
+		sleep 0.05
+	done
+	[ "${#parks[@]}" -eq 2 ]
+	[ "$(pgrep -c -f "^sbx-runner $member")" -eq 3 ]
+	woke=$(woke_of "${parks[@]}")
+	provision "$m"
+	[ "$ID" = "$member" ]
+	[ "$(woke_of "${parks[@]}")" -eq "$woke" ]
+	run -0 sbx-run "$ID" -- true
+	[ "$(woke_of "${parks[@]}")" -gt "$woke" ]
 }
 
 @test "refill: claim replaces a claimed member in the background; sbx-watchdog --all keeps pools full" {

@@ -225,15 +225,6 @@ open("/tmp/go", "w").close()'
 	wait "${TEST_PIDS[-1]}"
 }
 
-# woke_of PID...: the voluntary context switches of those processes, summed.
-woke_of() {
-	local p n=0
-	for p in "$@"; do
-		n=$((n + $(sed -n 's/^voluntary_ctxt_switches:\t*//p' "/proc/$p/status" 2>/dev/null || echo 0)))
-	done
-	echo "$n"
-}
-
 @test "threat: a runner's parked entry is out of reach from inside: no PID, no signal, no ptrace, no channel; it goes with the sandbox" {
 	only_namespace "the namespace tier's runner keeps the parked entry"
 	echo 'capabilities: [CAP_SYS_PTRACE, CAP_KILL]' | policy

@@ -208,3 +208,13 @@ npm_pinned() {
 		(cd "$2" && npm install --no-audit --no-fund --loglevel=error >&2)
 	fi
 }
+
+# woke_of PID...: the voluntary context switches of those processes, summed
+# (a parked entry wakes only to start a run).
+woke_of() {
+	local p n=0
+	for p in "$@"; do
+		n=$((n + $(sed -n 's/^voluntary_ctxt_switches:\t*//p' "/proc/$p/status" 2>/dev/null || echo 0)))
+	done
+	echo "$n"
+}

@@ -285,6 +285,20 @@ next_client(struct runner *rn, int ms)
 }
 
 /*
+ * A warm pool's member has the time: the second worker, which its
+ * claimer's first run would have the manager fork beside it, is asked for
+ * now (once), while it waits.
+ */
+static void
+pool_spare(struct runner *rn, const struct sbx_exec_ahead *ahead, int *asked)
+{
+	if (!ahead->pooled || *asked || atomic_load(rn->idle) >= RUNNER_IDLE_KEEP)
+		return;
+	(void)!write(rn->need[1], "n", 1);
+	*asked = 1;
+}
+
+/*
  * A worker: one client at a time; the one that leaves no worker waiting
  * asks the manager for the next, and one that finds another waiting when
  * it is done ends. A run under way when the manager is gone still gets its
@@ -294,7 +308,7 @@ static void __attribute__((noreturn))
 worker(struct runner *rn)
 {
 	struct sbx_exec_ahead ahead = { 0 };
-	int c, ms = -1;
+	int c, ms = -1, spare = 0;
 
 	close(rn->need[0]);
 	close(rn->alive[1]);
@@ -304,9 +318,11 @@ worker(struct runner *rn)
 	if (sbx_sandbox_ahead(rn->s, rn->id, &ahead) == 1)
 		ms = 1;
 	atomic_fetch_add(rn->idle, 1);
+	pool_spare(rn, &ahead, &spare);
 	while ((c = next_client(rn, ms)) != -1) {
 		if (c == -2) {
 			ms = sbx_sandbox_ahead(rn->s, rn->id, &ahead) == 1 ? (ms < 128 ? ms * 2 : ms) : -1;
+			pool_spare(rn, &ahead, &spare);
 			continue;
 		}
 		if (atomic_fetch_sub(rn->idle, 1) == 1)

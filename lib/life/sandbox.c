@@ -329,6 +329,7 @@ sbx_sandbox_ahead(const struct sbx_store *s, const char *id, struct sbx_exec_ahe
 		sbx_pause_point("run-ahead");
 		live = m.status == SBX_STATUS_READY || m.status == SBX_STATUS_EXECUTING ||
 		    m.status == SBX_STATUS_POOLED;
+		a->pooled = m.status == SBX_STATUS_POOLED;
 		if ((a->drv = sbx_driver_for(&m, &e)) != NULL && a->drv->ahead != NULL) {
 			a->drv->ahead(s, live ? &m : NULL, a);
 			again = m.status == SBX_STATUS_PROVISIONING;

@@ -47,6 +47,8 @@ struct sbx_exec_ahead {
 	/* The host's cgroup layout, read once by the worker. */
 	int have_host;
 	struct sbx_cg_host host;
+	/* Set by the lifecycle: the sandbox waits in a warm pool. */
+	int pooled;
 };
 
 struct sbx_exec {

@@ -1491,14 +1491,16 @@ park_ahead(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_e
 	struct sbx_err e;
 	int initfd;
 
-	if (!sbx_ns_park_can(m)) {
+	/* A one-shot's sandbox runs one command: an entry would never serve. */
+	if (!sbx_ns_park_can(m) || m->rt.one_shot) {
 		sbx_ns_park_drop(a);
 		return;
 	}
-	/* Not before this worker's first run: a sandbox run once (a pool's
-	 * member for a one-shot, say) would pay for it and never use it, and its
-	 * making would compete with that run. */
-	if (a->runs == 0 || sbx_ns_park_kept(m, a))
+	/* Not before this worker's first run, unless its sandbox waits in a
+	 * warm pool: one run once would pay for it and never use it, and its
+	 * making would compete with that run; a pool's member has the time,
+	 * and its claimer's first run takes it. */
+	if ((a->runs == 0 && m->status != SBX_STATUS_POOLED) || sbx_ns_park_kept(m, a))
 		return;
 	sbx_ns_park_key(m, key);
 	if ((initfd = open_init(m, &e)) == -1)
