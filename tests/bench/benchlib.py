@@ -11,10 +11,12 @@ def sh(*a):
 def med(xs): return statistics.median(xs) * 1000
 def p90(xs): return sorted(xs)[int(0.9 * (len(xs) - 1))] * 1000
 
-def hyperfine(cmds, out_json, runs=None, warmup=5):
-    """Each command's times in seconds, run without a shell (-N)."""
+def hyperfine(cmds, out_json, runs=None, warmup=5, prepare=()):
+    """Each command's times in seconds, run without a shell (-N); prepare:
+    one untimed command before each run of each command, in their order."""
     subprocess.run(["hyperfine", "-N", "--warmup", str(warmup), "--runs", str(runs or RUNS),
-                    "--style", "none", "--export-json", out_json] + cmds, check=True,
+                    "--style", "none", "--export-json", out_json]
+                   + [a for p in prepare for a in ("--prepare", p)] + cmds, check=True,
                    stdout=subprocess.DEVNULL)
     with open(out_json) as f:
         return [r["times"] for r in json.load(f)["results"]]

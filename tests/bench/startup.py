@@ -52,33 +52,31 @@ def main():
                                stdout=subprocess.DEVNULL), max(20, RUNS // 4))
     sh("sbx-gc", sid, bare)
     # acquisition: a sandbox claimed from a warm pool of the same manifest
-    # (filled between runs, untimed) against one made fresh, both ready to exec
+    # against one made fresh, both ready to exec, and the one-shot a member
+    # serves (claim, run, kill; its teardown detached) against bwrap. Timed
+    # by hyperfine like the rows above; each run's preparation (untimed)
+    # removes the last one's sandbox, fills the pool for the claims, and
+    # lets the machine settle for 0.1 s, before bwrap's runs too.
     pol = os.path.join(root, "pool-policy.yaml")
     with open(pol, "w") as f:
         f.write(f"pools:\n  - {{name: bench, manifest: {os.path.abspath(minimal)}, size: 1}}\n")
     os.chmod(pol, 0o600)
-    env = dict(os.environ, SBX_POLICY=pol)
-    def acquire(fill):
-        if fill:
-            subprocess.run(["sbx-provision", "--fill-pools"], env=env, check=True,
-                           stdout=subprocess.DEVNULL)
-        a = time.perf_counter()
-        got = subprocess.run(["sbx-provision", minimal], env=env, check=True,
-                             capture_output=True, text=True).stdout.strip()
-        took = time.perf_counter() - a
-        subprocess.run(["sbx-gc", got], check=True, stdout=subprocess.DEVNULL)
-        return took
+    os.environ["SBX_POLICY"] = pol
+    gc_ready = "ids=$(sbx-ls -q -f status=ready); [ -z \"$ids\" ] || sbx-gc $ids >/dev/null"
+    fill = "sbx-provision --fill-pools >/dev/null"
+    prep = lambda *steps: "sh -c '" + "; ".join(steps + ("sleep 0.1",)) + "'"
     n = max(20, RUNS // 4)
-    times["sbx-provision, claimed from a pool"] = [acquire(True) for _ in range(n)]
-    times["sbx-provision, made fresh"] = [acquire(False) for _ in range(n)]
-    # the one-shot served by a member: claim, run, kill (its teardown detached)
-    def one_shot():
-        subprocess.run(["sbx-provision", "--fill-pools"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
-        a = time.perf_counter()
-        subprocess.run(["sbx-run", "-m", minimal, "--", "/bin/true"], env=env, check=True)
-        return time.perf_counter() - a
-    times["sbx-run -m, claimed from a pool"] = [one_shot() for _ in range(n)]
+    pooled = {
+        "sbx-provision, claimed from a pool": (f"sbx-provision {minimal}", prep(gc_ready, fill)),
+        "sbx-provision, made fresh": (f"sbx-provision {minimal}", prep(gc_ready)),
+        "bwrap --unshare-all, after a pause": (cmds["bwrap --unshare-all"], prep()),
+        "sbx-run -m, claimed from a pool": (f"sbx-run -m {minimal} -- /bin/true", prep(fill)),
+    }
+    got = hyperfine([c for c, _ in pooled.values()], os.path.join(root, "hf-pool.json"),
+                    runs=n, warmup=2, prepare=[p for _, p in pooled.values()])
+    times.update(zip(pooled, got))
+    subprocess.run(["sh", "-c", gc_ready])
+    del os.environ["SBX_POLICY"]
     os.unlink(pol)
     # 100 sandboxes provisioned in parallel
     a = time.perf_counter()
@@ -93,7 +91,7 @@ def main():
            "nsenter -t INIT -a (setns + exec)": "/bin/true",
            "sbx provision + gc": "bwrap --unshare-all",
            "sbx-provision, claimed from a pool": "sbx-provision, made fresh",
-           "sbx-run -m, claimed from a pool": "bwrap --unshare-all"}
+           "sbx-run -m, claimed from a pool": "bwrap --unshare-all, after a pause"}
     goals = {"sbx-run -m minimal.yaml (one-shot)": "<= 1.0x bwrap, <= 1.6x floor",
              "sbx-run ID (exec into a sandbox)": "<= 2.0x /bin/true, <= 1.0x nsenter",
              "sbx provision + gc": "<= 1.5x bwrap",
