@@ -191,9 +191,24 @@ except OSError as e:
 	not_host_root
 	echo secret-of-the-host > "$WORK/secret"
 	chmod 600 "$WORK/secret"
-	# a run held where it has joined the sandbox but not confined itself yet
-	SBX_TEST_PAUSE_AT=run-joined:/tmp/go sbx-run "$ID" -- true 9<"$WORK/secret" &
+	# a run held where it has joined the sandbox but not confined itself yet:
+	# its child, in the sandbox's PID namespace, seen from the host first
+	init=$(state "$ID" pid)
+	SBX_TEST_PAUSE_AT=run-joined:/tmp/go sbx-run "$ID" -- true 9<"$WORK/secret" 2>"$WORK/held.err" &
 	TEST_PIDS+=($!)
+	held=
+	for _ in $(seq 300); do
+		for p in $(pgrep -x sbx-run); do
+			[ "$(readlink "/proc/$p/ns/pid")" = "$(readlink "/proc/$init/ns/pid")" ] && held=$p
+		done
+		[ -n "$held" ] && break
+		sleep 0.1
+	done
+	if [ -z "$held" ]; then
+		echo "the run was not held: $(cat "$WORK/held.err")"
+		ps -o pid,stat,wchan:32,args -C sbx-run || true
+		return 1
+	fi
 	# a racer inside, with CAP_SYS_PTRACE, goes for it, then lets it go on
 	run -0 sbx-run "$ID" -- python3 -c '
 import os, time
