@@ -867,6 +867,9 @@ only_microvm() {
 	memory_provision
 	second=$ID
 	[ "$(state "$second" started_from)" = "boot snapshot" ]
+	# QEMU reads in a kernel and an initramfs to boot, not to restore
+	run -0 grep -qxz -- -kernel "/proc/$(state "$first" pid)/cmdline"
+	run -1 grep -qxz -- -kernel "/proc/$(state "$second" pid)/cmdline"
 	# its own disk, hostname, limits and clock
 	run -1 sbx-run "$second" -- test -e /root/f
 	run -0 sbx-run "$second" -- hostname

@@ -879,10 +879,11 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 {
 	int n = 0, b = 0, i, over = 0;
 	long khz = 0;
-	FILE *f = fopen("/proc/cpuinfo", "re");
+	FILE *f = l->incoming ? NULL : fopen("/proc/cpuinfo", "re");
 	char line[256];
 	double mhz;
 
+	/* a boot's TSC frequency (tsc_early_khz) */
 	while (f && fgets(line, sizeof line, f))
 		if (sscanf(line, "cpu MHz : %lf", &mhz) == 1) {
 			khz = (long)(mhz * 1000);
@@ -920,14 +921,18 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 	ARG("-no-reboot");
 	ARG("-serial");
 	ARG("stdio");
-	ARG("-kernel");
-	FMT("/proc/self/fd/%d", l->kernel_fd);
-	ARG("-initrd");
-	FMT("/proc/self/fd/%d", l->initrd_fd);
-	ARG("-append");
-	FMT("console=ttyS0 quiet loglevel=1 panic=-1 init_on_free=1 sbx_vm=1%s%s%s%.0ld",
-	    m->read_only_root == 1 ? " sbx_ro=1" : "", l->base_fd != -1 ? " sbx_base=disk" : "",
-	    khz ? " tsc_early_khz=" : "", khz);
+	/* A restore's guest has booted: QEMU reading in a kernel and an
+	 * initramfs it never runs cost it some 10 ms of its start. */
+	if (!l->incoming) {
+		ARG("-kernel");
+		FMT("/proc/self/fd/%d", l->kernel_fd);
+		ARG("-initrd");
+		FMT("/proc/self/fd/%d", l->initrd_fd);
+		ARG("-append");
+		FMT("console=ttyS0 quiet loglevel=1 panic=-1 init_on_free=1 sbx_vm=1%s%s%s%.0ld",
+		    m->read_only_root == 1 ? " sbx_ro=1" : "",
+		    l->base_fd != -1 ? " sbx_base=disk" : "", khz ? " tsc_early_khz=" : "", khz);
+	}
 	if (l->base_fd != -1) {
 		ARG("-drive");
 		FMT("file=/proc/self/fd/%d,if=none,format=raw,id=base,readonly=on", l->base_fd);
@@ -1418,8 +1423,9 @@ vm_start(const struct sbx_store *s, struct sbx_manifest *m, const char *ckpt, st
 	if (vm_files(s, m, &p, &l, &cg, ckpt, e) == -1)
 		goto fail;
 	snprintf(kpath, sizeof kpath, "%s/vmlinuz", l.kit);
-	if ((l.kernel_fd = open(kpath, O_RDONLY)) == -1 || (l.initrd_fd = open(l.initrd,
-	    O_RDONLY)) == -1 || (l.disk_fd = open(p.disk, O_RDWR)) == -1 ||
+	if ((!l.incoming && ((l.kernel_fd = open(kpath, O_RDONLY)) == -1 ||
+	    (l.initrd_fd = open(l.initrd, O_RDONLY)) == -1)) ||
+	    (l.disk_fd = open(p.disk, O_RDWR)) == -1 ||
 	    (l.log_fd = open(p.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1) {
 		sbx_err_sys(e, SBX_EX_OSERR, "the VM's files");
 		goto fail;
