@@ -87,7 +87,9 @@ static int frozen;
 /* Run cgroups whose processes were killed, to remove once they are gone. */
 #define MAX_DOOMED 256
 static char doomed[MAX_DOOMED][64];
-static unsigned run_seq;
+/* the runs' cgroups, run-N (the sandbox's) and system-N (sbx's own) apart:
+ * a pool's member warmed by one of sbx's is a fresh VM's to its runs */
+static unsigned run_seq, system_seq;
 
 static void
 say(const char *fmt, const char *arg)
@@ -508,7 +510,7 @@ do_exec(struct session *s, char *p, uint32_t len)
 		goto fail;
 	}
 	if (x.flags & VM_EXEC_SYSTEM)
-		snprintf(s->cg, sizeof s->cg, CG "/system-%u", run_seq++);
+		snprintf(s->cg, sizeof s->cg, CG "/system-%u", system_seq++);
 	else
 		snprintf(s->cg, sizeof s->cg, CG_SBX "/run-%u", run_seq++);
 	if (mkdir(s->cg, 0755) == -1 && errno != EEXIST) {
@@ -1323,6 +1325,31 @@ pack(const char *dir)
 	return t.failed ? 1 : 0;
 }
 
+/* VM_AGENT_WARM: a block of each disk read past every cache (the guest's
+ * block and virtio paths run once; no file of the root is read). */
+static int
+warm(void)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	char path[300];
+	struct dirent *d;
+	DIR *dir = opendir("/sys/block");
+	int fd;
+
+	while (dir != NULL && (d = readdir(dir)) != NULL) {
+		if (strncmp(d->d_name, "vd", 2) != 0)
+			continue;
+		snprintf(path, sizeof path, "/dev/%s", d->d_name);
+		if ((fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC)) == -1)
+			continue;
+		(void)!pread(fd, buf, sizeof buf, 0);
+		close(fd);
+	}
+	if (dir != NULL)
+		closedir(dir);
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -1334,6 +1361,8 @@ main(int argc, char *argv[])
 
 	if (argc == 3 && strcmp(argv[1], VM_AGENT_PACK) == 0)
 		return pack(argv[2]);
+	if (argc == 2 && strcmp(argv[1], VM_AGENT_WARM) == 0)
+		return warm();
 	if (getpid() != 1)
 		fprintf(stderr, "sbx-agent: not the guest's PID 1\n");
 	setup_system();

@@ -476,6 +476,9 @@ provision(const struct sbx_store *s, struct sbx_manifest *m, int flags,
 		(void)sbx_runner_spawn(s, m, &ignored);
 		sbx_pause_point("provision-runner");
 	}
+	/* A member's tier readies it for its claimer's first run. */
+	if (pool != NULL && drv->warm != NULL)
+		drv->warm(s, m);
 	if (pool != NULL && ((m->rt.pool = strdup(pool->name)) == NULL ||
 	    (m->rt.pool_key = strdup(key)) == NULL)) {
 		sbx_err_set(e, SBX_EX_OSERR, "out of memory");

@@ -128,6 +128,10 @@ struct sbx_driver {
 	 * it needs made or makes it. NULL: nothing to do ahead. */
 	void (*ahead)(const struct sbx_store *s, const struct sbx_manifest *m,
 	    struct sbx_exec_ahead *a);
+	/* A warm pool's new member made ready for its claimer's first run,
+	 * before it is claimable; nothing of it shows in the sandbox's runs or
+	 * their traces. Best effort. NULL: nothing to do. */
+	void (*warm)(const struct sbx_store *s, const struct sbx_manifest *m);
 
 	/* Pack the sandbox's writable layer, frozen or stopped, to fd in the
 	 * layer format (layer.h), owners as the sandbox sees them: an overlay's

@@ -1548,6 +1548,37 @@ vm_teardown(const struct sbx_store *s, const struct sbx_manifest *m, struct sbx_
 	return r;
 }
 
+/*
+ * A pool's member: its agent runs a command of sbx's own once (itself, as
+ * root: a block of each disk read, then its exit). Under TCG a new VMM
+ * translates each guest path the first time it runs it: a claimer's first
+ * run took ~230 ms here, ~110 ms after this, ~30 ms the next. Under KVM
+ * there is nothing to translate.
+ */
+static void
+vm_warm(const struct sbx_store *s, const struct sbx_manifest *m)
+{
+	char *const argv[] = { VM_AGENT_PATH, VM_AGENT_WARM, NULL };
+	struct sbx_exec x = { .argv = argv, .user = "0:0", .workdir = "/", .timeout_s = 60 };
+	struct sbx_exec_result res;
+	struct sbx_err e;
+	int io[3], i;
+
+	if (sbx_rt_str(m, "acceleration") == NULL || strcmp(sbx_rt_str(m, "acceleration"), "tcg"))
+		return;
+	for (i = 0; i < 3; i++)
+		if ((io[i] = open("/dev/null", (i ? O_WRONLY : O_RDONLY) | O_CLOEXEC)) == -1) {
+			while (i-- > 0)
+				close(io[i]);
+			return;
+		}
+	x.stdio = io;
+	if (vm_exec_flags(s, m, &x, VM_EXEC_SYSTEM, &res, &e) == 0)
+		sbx_trace_free(&res.trace);
+	for (i = 0; i < 3; i++)
+		close(io[i]);
+}
+
 /* The guest's processes end with the VMM that runs them. */
 static int
 vm_halt(const struct sbx_manifest *m, struct sbx_err *e)
@@ -1729,6 +1760,7 @@ const struct sbx_driver sbx_driver_microvm = {
 	.freeze = vm_freeze,
 	.destroy = vm_destroy,
 	.halt = vm_halt,
+	.warm = vm_warm,
 	.capture = vm_capture,
 	/* a clone's disk holds its parent's files too */
 	.whole_layer = 1,

@@ -88,6 +88,10 @@ struct vm_exec {
  * times, symlinks, whiteouts, user.overlay.* attributes). */
 #define VM_AGENT_PATH "/dev/.sbx/sbx-agent"
 #define VM_AGENT_PACK "--pack"
+/* The mode in which it reads a block of each disk and exits: a warm pool's
+ * member runs it once (VM_EXEC_SYSTEM), so that its VMM has run a command's
+ * start, a disk's read and a command's end before the claimer's first run. */
+#define VM_AGENT_WARM "--warm"
 /* The guest's overlay's upper directory, where the agent can reach it. */
 #define VM_UPPER "/dev/.sbx/layer/upper"
 
