@@ -7,7 +7,7 @@
 # snapshots: checkpoint (sbx-snap), restore, and a fork of 4 children, with
 # the checkpoint's size; then the microVM tier's (with a guest kit,
 # $SBX_GUEST_KIT): a cold boot and a snapshot-boot to ready-to-exec, the first exec after it, an exec, and the same
-# memory snapshot rows; in every tier, a sandbox claimed from a warm pool, on a busybox root directory (the kit's). Slow tiers
+# memory snapshot rows; in every tier, a sandbox claimed from a warm pool and its first exec, on a busybox root directory (the kit's). Slow tiers
 # run fewer times (their counts are in the rows). Appends its figures to the
 # YAML results file given as $1.
 import json, os, shutil, subprocess, sys, tempfile, time
@@ -46,29 +46,34 @@ def tier_rows(tier, runs):
     hf = hyperfine([f"sbx-run -m {m} -- true", f"sbx-run {sid} -- true"],
                    os.path.join(root, f"hf-{tier}.json"), runs=runs, warmup=2)
     sh("sbx-gc", sid)
+    claim, first = pool_rows(m, runs)
     return {f"{tier}: provision + exec true + gc": loop(lambda: lifecycle(m), runs),
             f"{tier}: one-shot sbx-run -m": hf[0],
             f"{tier}: exec into a live sandbox": hf[1],
-            f"{tier}: claimed from a warm pool": pool_rows(m, runs)}
+            f"{tier}: claimed from a warm pool": claim,
+            f"{tier}: first exec after the claim": first}
 
 def pool_rows(m, runs):
     """Acquisition from a warm pool of m (one member, filled untimed before
-    each run): sbx-provision's claim, ready to exec."""
+    each run): sbx-provision's claim, ready to exec, and the first exec."""
     with open(policy) as f:
         before = f.read()
     with open(policy, "a") as f:
         f.write(f"pools:\n  - {{name: bench, manifest: {m}, size: 1}}\n")
-    xs = []
+    xs, first = [], []
     for _ in range(runs):
         subprocess.run(["sbx-provision", "--fill-pools", "--no-watchdog"], check=True,
                        stdout=subprocess.DEVNULL)
         a = time.perf_counter()
         sid = sh("sbx-provision", "--no-watchdog", m)
         xs.append(time.perf_counter() - a)
+        a = time.perf_counter()
+        subprocess.run(["sbx-run", sid, "--", "true"], check=True)
+        first.append(time.perf_counter() - a)
         sh("sbx-gc", sid)
     with open(policy, "w") as f:
         f.write(before)
-    return xs
+    return xs, first
 
 def memory_rows(sid, runs):
     """Checkpoint sid, restore and fork 4 from it, runs times, each timed; the size."""
@@ -146,12 +151,13 @@ def microvm(runs):
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).wait()
     ck, rs, fk, size = memory_rows(sid, runs)
     sh("sbx-gc", sid)
-    pool = pool_rows(m, runs)
+    pool, pool_first = pool_rows(m, runs)
     shutil.rmtree(rootdir)
     return {"microvm: cold boot, ready to exec": boot,
             "microvm: snapshot-boot, ready to exec": warm,
             "microvm: first exec after a snapshot-boot": first,
             "microvm: claimed from a warm pool": pool,
+            "microvm: first exec after the claim": pool_first,
             "microvm: exec into a live VM": ex,
             "microvm: checkpoint (sbx-snap, memory)": ck,
             "microvm: restore from the checkpoint": rs,
