@@ -884,6 +884,18 @@ only_microvm() {
 	[ "$output" = $((64 << 20)) ]
 	run -0 sbx-run "$second" -- date +%s
 	[ $(($(date +%s) - output)) -lt 60 ] && [ $((output - $(date +%s))) -lt 60 ]
+	# the boot set the first VM's limits; one the boot snapshot does not
+	# have (pids are not in its key) is written at the setup
+	TIER_POLICY="rootfs: [\"$WORK\"]" tier_provision <<-EOF
+	rootfs: $WORK/root
+	read_only_root: false
+	resource_allocation: {memory_mb: 64, pids: 77}
+	EOF
+	[ "$(state "$ID" started_from)" = "boot snapshot" ]
+	run -0 sbx-run "$ID" -- cat /sys/fs/cgroup/sbx/pids.max
+	[ "$output" = 77 ]
+	run -0 sbx-run "$ID" -- cat /sys/fs/cgroup/sbx/memory.max
+	[ "$output" = $((64 << 20)) ]
 	run -0 sbx-run "$first" -- cat /root/f
 	# its memory snapshots are as any VM's
 	run -0 sbx-snap "$second"

@@ -182,6 +182,9 @@ etc_bind(void)
 	}
 }
 
+static void cg_limit(int i, long long v);
+static void boot_limits(void);
+
 static void
 setup_system(void)
 {
@@ -202,6 +205,7 @@ setup_system(void)
 	write_text("/proc/sys/vm/overcommit_memory", "1");
 	mkdir(CG_SBX, 0755);
 	write_text(CG_SBX "/cgroup.subtree_control", "+cpu +memory +pids");
+	boot_limits();
 	/* The loopback up: the guest's only network (it has no NIC). */
 	if ((i = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) != -1) {
 		struct ifreq ifr = { 0 };
@@ -746,6 +750,31 @@ cg_limit(int i, long long v)
 	snprintf(num, sizeof num, "%lld", v);
 	if (write_text(file[i], v > 0 ? num : "max") == 0)
 		now[i] = v;
+}
+
+/*
+ * The limits the booting VM's manifest asks for (the kernel's command line:
+ * sbx_pids=N sbx_mem=BYTES), set before the boot snapshot is saved: a VM
+ * that starts from it with the same limits writes none at its setup.
+ */
+static void
+boot_limits(void)
+{
+	char line[1024], *w, *save = NULL;
+	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd == -1 ? -1 : read(fd, line, sizeof line - 1);
+
+	if (fd != -1)
+		close(fd);
+	if (n <= 0)
+		return;
+	line[n] = '\0';
+	for (w = strtok_r(line, " \n", &save); w != NULL; w = strtok_r(NULL, " \n", &save)) {
+		if (strncmp(w, "sbx_pids=", 9) == 0)
+			cg_limit(0, strtoll(w + 9, NULL, 10));
+		else if (strncmp(w, "sbx_mem=", 8) == 0)
+			cg_limit(1, strtoll(w + 8, NULL, 10));
+	}
 }
 
 static void

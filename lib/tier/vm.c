@@ -878,6 +878,7 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
     int tap, char **v, char (*buf)[1400])
 {
 	int n = 0, b = 0, i, over = 0;
+	int64_t pids, mem;
 	long khz = 0;
 	FILE *f = l->incoming ? NULL : fopen("/proc/cpuinfo", "re");
 	char line[256];
@@ -928,10 +929,14 @@ qemu_argv(const struct sbx_manifest *m, const struct vm_paths *p, const struct v
 		FMT("/proc/self/fd/%d", l->kernel_fd);
 		ARG("-initrd");
 		FMT("/proc/self/fd/%d", l->initrd_fd);
+		/* the limits too, set before a boot snapshot is saved (the
+		 * setup of a VM started from it then writes none that match) */
+		vm_limits(m, &pids, &mem);
 		ARG("-append");
-		FMT("console=ttyS0 quiet loglevel=1 panic=-1 init_on_free=1 sbx_vm=1%s%s%s%.0ld",
-		    m->read_only_root == 1 ? " sbx_ro=1" : "",
-		    l->base_fd != -1 ? " sbx_base=disk" : "", khz ? " tsc_early_khz=" : "", khz);
+		FMT("console=ttyS0 quiet loglevel=1 panic=-1 init_on_free=1 sbx_vm=1%s%s%s%.0ld "
+		    "sbx_pids=%lld sbx_mem=%lld", m->read_only_root == 1 ? " sbx_ro=1" : "",
+		    l->base_fd != -1 ? " sbx_base=disk" : "", khz ? " tsc_early_khz=" : "", khz,
+		    (long long)pids, (long long)mem);
 	}
 	if (l->base_fd != -1) {
 		ARG("-drive");

@@ -227,6 +227,17 @@ setup_net(const struct sbx_manifest *m, struct vm_setup *st, size_t *len, struct
 	return tail;
 }
 
+void
+vm_limits(const struct sbx_manifest *m, int64_t *pids, int64_t *memory)
+{
+	*pids = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
+	/* No memory.high: with no swap in the guest, its throttling holds a
+	 * process at the soft limit for minutes instead of letting the hard
+	 * limit kill it. The soft limit is the watchdog's warning, from the
+	 * VMM's cgroup. */
+	*memory = m->res.memory_mb != SBX_UNSET_INT ? (int64_t)m->res.memory_mb << 20 : 0;
+}
+
 int
 vm_agent_setup(const struct vm_paths *p, const struct sbx_manifest *m, double deadline,
     char *release, size_t size, struct sbx_err *e)
@@ -236,13 +247,7 @@ vm_agent_setup(const struct vm_paths *p, const struct sbx_manifest *m, double de
 	char *tail;
 	int fd, r;
 
-	st.pids_max = m->res.pids != SBX_UNSET_INT ? m->res.pids : 0;
-	/* No memory.high: with no swap in the guest, its throttling holds a
-	 * process at the soft limit for minutes instead of letting the hard
-	 * limit kill it. The soft limit is the watchdog's warning, from the
-	 * VMM's cgroup. */
-	if (m->res.memory_mb != SBX_UNSET_INT)
-		st.memory_max = m->res.memory_mb << 20;
+	vm_limits(m, &st.pids_max, &st.memory_max);
 	if (getrandom(st.seed, sizeof st.seed, 0) != (ssize_t)sizeof st.seed)
 		return sbx_err_sys(e, SBX_EX_OSERR, "getrandom");
 	st.realtime_ns = (int64_t)(sbx_realtime() * 1e9);
