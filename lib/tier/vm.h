@@ -91,10 +91,10 @@ int vm_restore(const struct sbx_store *s, struct sbx_manifest *m, const char *di
  * deadline, sbx_monotonic()); the socket, *release the guest's kernel. */
 int vm_agent_open(const struct vm_paths *p, int n, double deadline, char *release, size_t size,
     struct sbx_err *e);
-/* The sandbox's limits, hostname, clock and a fresh random seed, sent with
- * the HELLO of a session on port 0 (as vm_agent_open's) and answered. */
 /* The guest's limits for m's commands (0: none): its pids and memory. */
 void vm_limits(const struct sbx_manifest *m, int64_t *pids, int64_t *memory);
+/* The sandbox's limits, hostname, clock and a fresh random seed, sent with
+ * the HELLO of a session on port 0 (as vm_agent_open's) and answered. */
 int vm_agent_setup(const struct vm_paths *p, const struct sbx_manifest *m, double deadline,
     char *release, size_t size, struct sbx_err *e);
 /* What the guest uses now. */
