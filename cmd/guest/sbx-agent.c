@@ -159,13 +159,17 @@ read_num(const char *path)
  * own, empty until then, so that a setup, which a snapshot-boot or a
  * fork waits for, only rewrites them. Its unmount and mount took a
  * snapshot-boot's setup 9-34 ms of the guest's clock under TCG. */
+enum { ETC_HOSTS, ETC_RESOLV };
 static struct {
 	const char *file, *copy;
 	int bound;
 } etc[] = {
-	{ "/etc/hosts", "/run/sbx-hosts", 0 },
-	{ "/etc/resolv.conf", "/run/sbx-resolv.conf", 0 },
+	[ETC_HOSTS] = { "/etc/hosts", "/run/sbx-hosts", 0 },
+	[ETC_RESOLV] = { "/etc/resolv.conf", "/run/sbx-resolv.conf", 0 },
 };
+
+/* The limits of the sandbox's cgroup a setup writes (cg_limit). */
+enum { LIMIT_PIDS, LIMIT_MEMORY, LIMIT_MEMORY_HIGH, LIMITS };
 
 static void
 etc_bind(void)
@@ -182,7 +186,7 @@ etc_bind(void)
 	}
 }
 
-static void cg_limit(int i, long long v);
+static void cg_limit(int limit, long long v);
 static void boot_limits(void);
 
 static void
@@ -736,20 +740,20 @@ out:
  * lives in the agent's memory, which a snapshot keeps with the cgroup.
  */
 static void
-cg_limit(int i, long long v)
+cg_limit(int limit, long long v)
 {
-	static const char *const file[] = { CG_SBX "/pids.max", CG_SBX "/memory.max",
-		CG_SBX "/memory.high" };
-	static long long now[3];   /* 0: max, as the cgroup was made */
+	static const char *const file[LIMITS] = { [LIMIT_PIDS] = CG_SBX "/pids.max",
+		[LIMIT_MEMORY] = CG_SBX "/memory.max", [LIMIT_MEMORY_HIGH] = CG_SBX "/memory.high" };
+	static long long now[LIMITS];   /* 0: max, as the cgroup was made */
 	char num[32];
 
 	if (v < 0)
 		v = 0;
-	if (now[i] == v)
+	if (now[limit] == v)
 		return;
 	snprintf(num, sizeof num, "%lld", v);
-	if (write_text(file[i], v > 0 ? num : "max") == 0)
-		now[i] = v;
+	if (write_text(file[limit], v > 0 ? num : "max") == 0)
+		now[limit] = v;
 }
 
 /*
@@ -771,9 +775,9 @@ boot_limits(void)
 	line[n] = '\0';
 	for (w = strtok_r(line, " \n", &save); w != NULL; w = strtok_r(NULL, " \n", &save)) {
 		if (strncmp(w, "sbx_pids=", 9) == 0)
-			cg_limit(0, strtoll(w + 9, NULL, 10));
+			cg_limit(LIMIT_PIDS, strtoll(w + 9, NULL, 10));
 		else if (strncmp(w, "sbx_mem=", 8) == 0)
-			cg_limit(1, strtoll(w + 8, NULL, 10));
+			cg_limit(LIMIT_MEMORY, strtoll(w + 8, NULL, 10));
 	}
 }
 
@@ -793,8 +797,9 @@ do_setup(struct session *s, const char *p, uint32_t len)
 		    len - sizeof st - st.hosts_len - st.resolv_len);
 	if (st.net && net_setup(&st) == -1)
 		return fail(s, 125, "SETUP: the network interface eth0");
-	if ((st.hosts_len && etc_file(0, p + sizeof st, st.hosts_len) == -1) ||
-	    (st.resolv_len && etc_file(1, p + sizeof st + st.hosts_len, st.resolv_len) == -1))
+	if ((st.hosts_len && etc_file(ETC_HOSTS, p + sizeof st, st.hosts_len) == -1) ||
+	    (st.resolv_len && etc_file(ETC_RESOLV, p + sizeof st + st.hosts_len,
+	    st.resolv_len) == -1))
 		return fail(s, 125, "SETUP: /etc/hosts or /etc/resolv.conf");
 	if (st.realtime_ns > 0) {
 		struct timespec ts = { (time_t)(st.realtime_ns / 1000000000),
@@ -802,9 +807,9 @@ do_setup(struct session *s, const char *p, uint32_t len)
 
 		clock_settime(CLOCK_REALTIME, &ts);
 	}
-	cg_limit(0, st.pids_max);
-	cg_limit(1, st.memory_max);
-	cg_limit(2, st.memory_high);
+	cg_limit(LIMIT_PIDS, st.pids_max);
+	cg_limit(LIMIT_MEMORY, st.memory_max);
+	cg_limit(LIMIT_MEMORY_HIGH, st.memory_high);
 	/* New entropy, credited: a clone resumed from one memory image must not
 	 * draw the same random numbers as its siblings. */
 	if ((fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC)) != -1) {
@@ -951,9 +956,9 @@ frame(struct session *s, uint32_t type, char *p, uint32_t len)
 	case VM_HOSTS:
 		/* Only over the file the setup gave: a guest whose root has no
 		 * /etc/hosts of its own kept without one. */
-		if (!etc[0].bound)
+		if (!etc[ETC_HOSTS].bound)
 			fail(s, 125, "HOSTS: this guest's /etc/hosts is its root's own");
-		else if (etc_file(0, p, len) == -1)
+		else if (etc_file(ETC_HOSTS, p, len) == -1)
 			fail(s, 125, "HOSTS: /etc/hosts");
 		else
 			send_frame(s, VM_OK, NULL, 0, NULL, 0);

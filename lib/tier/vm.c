@@ -1567,21 +1567,16 @@ vm_warm(const struct sbx_store *s, const struct sbx_manifest *m)
 	struct sbx_exec x = { .argv = argv, .user = "0:0", .workdir = "/", .timeout_s = 60 };
 	struct sbx_exec_result res;
 	struct sbx_err e;
-	int io[3], i;
+	int null, io[3];
 
-	if (sbx_rt_str(m, "acceleration") == NULL || strcmp(sbx_rt_str(m, "acceleration"), "tcg"))
+	if (sbx_rt_str(m, "acceleration") == NULL || strcmp(sbx_rt_str(m, "acceleration"), "tcg") ||
+	    (null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
 		return;
-	for (i = 0; i < 3; i++)
-		if ((io[i] = open("/dev/null", (i ? O_WRONLY : O_RDONLY) | O_CLOEXEC)) == -1) {
-			while (i-- > 0)
-				close(io[i]);
-			return;
-		}
+	io[0] = io[1] = io[2] = null;
 	x.stdio = io;
 	if (vm_exec_flags(s, m, &x, VM_EXEC_SYSTEM, &res, &e) == 0)
 		sbx_trace_free(&res.trace);
-	for (i = 0; i < 3; i++)
-		close(io[i]);
+	close(null);
 }
 
 /* The guest's processes end with the VMM that runs them. */
