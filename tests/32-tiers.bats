@@ -862,7 +862,7 @@ only_microvm() {
 	[ -z "$output" ]
 }
 
-@test "microvm: snapshot-boot: the next VM of a root starts from the first one's boot snapshot, a VM of its own; a changed root boots anew; old ones are swept" {
+@test "microvm: snapshot-boot: the next VM of a root starts from the first one's boot snapshot, a VM of its own (its random numbers too); a changed root boots anew; old ones are swept" {
 	only_microvm
 	memory_provision
 	first=$ID
@@ -873,6 +873,11 @@ only_microvm() {
 	memory_provision
 	second=$ID
 	[ "$(state "$second" started_from)" = "boot snapshot" ]
+	# its first random numbers (as the next one's below) its own: the
+	# guest's generator was reseeded, not left with the image's key
+	run -0 sbx-run "$second" -- sh -c 'head -c16 /dev/urandom | od -An -tx1 | tr -d " \n"'
+	[ ${#output} -eq 32 ]
+	drawn=$output
 	# QEMU reads in a kernel and an initramfs to boot, not to restore
 	run -0 grep -qxz -- -kernel "/proc/$(state "$first" pid)/cmdline"
 	run -1 grep -qxz -- -kernel "/proc/$(state "$second" pid)/cmdline"
@@ -892,6 +897,9 @@ only_microvm() {
 	resource_allocation: {memory_mb: 64, pids: 77}
 	EOF
 	[ "$(state "$ID" started_from)" = "boot snapshot" ]
+	run -0 sbx-run "$ID" -- sh -c 'head -c16 /dev/urandom | od -An -tx1 | tr -d " \n"'
+	[ ${#output} -eq 32 ]
+	[ "$output" != "$drawn" ]
 	run -0 sbx-run "$ID" -- cat /sys/fs/cgroup/sbx/pids.max
 	[ "$output" = 77 ]
 	run -0 sbx-run "$ID" -- cat /sys/fs/cgroup/sbx/memory.max

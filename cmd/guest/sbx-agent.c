@@ -90,6 +90,8 @@ static char doomed[MAX_DOOMED][64];
 /* the runs' cgroups, run-N (the sandbox's) and system-N (sbx's own) apart:
  * a pool's member warmed by one of sbx's is a fresh VM's to its runs */
 static unsigned run_seq, system_seq;
+/* /dev/urandom, for reseed */
+static int urandom_fd = -1;
 
 static void
 say(const char *fmt, const char *arg)
@@ -202,6 +204,7 @@ setup_system(void)
 	mount("shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 	mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=755");
 	etc_bind();
+	urandom_fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
 	mount("cgroup2", CG, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	write_text(CG "/cgroup.subtree_control", "+cpu +memory +pids");
 	/* The guest's RAM is small by design: an allocation is the memory
@@ -781,11 +784,35 @@ boot_limits(void)
 	}
 }
 
+/*
+ * The host's seed into the kernel's pool, credited, and its generator
+ * reseeded from the pool at once: VMs resumed from one memory image (a
+ * boot snapshot, a fork's checkpoint) must not draw the same numbers.
+ * Credited entropy alone does not reseed a generator that is ready; until
+ * its next scheduled reseed (seconds to a minute), each would go on from
+ * the image's key. /dev/urandom is held open from boot: opening it in a
+ * guest just resumed is some milliseconds of code yet untranslated (TCG).
+ */
+static int
+reseed(const uint8_t seed[32])
+{
+	struct {
+		int count, size;
+		uint8_t buf[32];
+	} r = { 256, 32, { 0 } };
+
+	if (urandom_fd == -1 && (urandom_fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	memcpy(r.buf, seed, sizeof r.buf);
+	if (ioctl(urandom_fd, RNDADDENTROPY, &r) == -1)
+		return -1;
+	return ioctl(urandom_fd, RNDRESEEDCRNG);
+}
+
 static void
 do_setup(struct session *s, const char *p, uint32_t len)
 {
 	struct vm_setup st;
-	int fd;
 
 	if (len < sizeof st)
 		return fail(s, 125, "short SETUP");
@@ -810,19 +837,8 @@ do_setup(struct session *s, const char *p, uint32_t len)
 	cg_limit(LIMIT_PIDS, st.pids_max);
 	cg_limit(LIMIT_MEMORY, st.memory_max);
 	cg_limit(LIMIT_MEMORY_HIGH, st.memory_high);
-	/* New entropy, credited: a clone resumed from one memory image must not
-	 * draw the same random numbers as its siblings. */
-	if ((fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC)) != -1) {
-		struct {
-			int count, size;
-			uint8_t buf[32];
-		} r = { 256, 32, { 0 } };
-
-		memcpy(r.buf, st.seed, sizeof r.buf);
-		if (ioctl(fd, RNDADDENTROPY, &r) == -1)
-			(void)!write(fd, st.seed, sizeof st.seed);
-		close(fd);
-	}
+	if (reseed(st.seed) == -1)
+		return fail(s, 125, "SETUP: the guest's random number generator was not reseeded");
 	send_frame(s, VM_OK, NULL, 0, NULL, 0);
 }
 
