@@ -152,7 +152,7 @@ vm_agent_open(const struct vm_paths *p, int n, double deadline, char *release, s
 	return agent_open(p, n, deadline, NULL, release, size, e);
 }
 
-/* Expect one frame of type want within 30 s. */
+/* Expect one frame of type want within 30 s; a VM_FAILED's message is the error. */
 static int
 expect(int fd, uint32_t want, void *out, size_t size, const char *what, struct sbx_err *e)
 {
@@ -160,6 +160,11 @@ expect(int fd, uint32_t want, void *out, size_t size, const char *what, struct s
 	uint32_t len;
 	int type = recv_frame(fd, sbx_monotonic() + 30, &payload, &len);
 
+	if (type == VM_FAILED && len > sizeof(int32_t)) {
+		sbx_err_set(e, SBX_EX_OSERR, "the guest agent: %s", payload + sizeof(int32_t));
+		free(payload);
+		return -1;
+	}
 	if (type != (int)want || len < size) {
 		free(payload);
 		return sbx_err_set(e, SBX_EX_OSERR, "the guest agent gave no %s", what);
