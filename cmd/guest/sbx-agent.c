@@ -14,9 +14,11 @@
  * orphan, as a PID 1 must. Static: nothing of the guest's root is needed.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <net/if.h>
 #include <linux/random.h>
 #include <linux/route.h>
@@ -191,6 +193,68 @@ etc_bind(void)
 static void cg_limit(int limit, long long v);
 static void boot_limits(void);
 
+/*
+ * path read into the page cache (read only: nothing of the root runs at
+ * boot), and with interp, its ELF interpreter's path (PT_INTERP) there.
+ */
+static void
+cache_file(const char *path, char *interp, size_t size)
+{
+	struct stat st;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd, i;
+
+	/* a regular file's only: a FIFO there would hold the boot */
+	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1)
+		return;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	/* at most 8 MiB of it: a shell or a libc is far less */
+	readahead(fd, 0, st.st_size < (8 << 20) ? (size_t)st.st_size : (size_t)8 << 20);
+	if (interp != NULL && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_phentsize == sizeof ph)
+		for (i = 0; i < eh.e_phnum && i < 64; i++) {
+			if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) !=
+			    (ssize_t)sizeof ph)
+				break;
+			if (ph.p_type != PT_INTERP)
+				continue;
+			if (ph.p_filesz > 1 && ph.p_filesz < size &&
+			    pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz)
+				interp[ph.p_filesz - 1] = '\0';
+			break;
+		}
+	close(fd);
+}
+
+/*
+ * The root's /bin/sh, its ELF interpreter and the C library beside that
+ * (glibc's libc.so.6; musl's interpreter is its library) read at boot:
+ * saved in a boot snapshot's RAM, so that the first run of a VM started
+ * from it (most are sh -c) reads them from no disk, through block and file
+ * system code that TCG has not translated yet in that VM.
+ */
+static void
+cache_shell(void)
+{
+	char interp[PATH_MAX] = "", real[PATH_MAX], *slash;
+
+	cache_file("/bin/sh", interp, sizeof interp);
+	if (interp[0] != '/')
+		return;
+	cache_file(interp, NULL, 0);
+	if (realpath(interp, real) == NULL || (slash = strrchr(real, '/')) == NULL ||
+	    (size_t)(slash - real) + sizeof "/libc.so.6" > sizeof real)
+		return;
+	memcpy(slash, "/libc.so.6", sizeof "/libc.so.6");
+	cache_file(real, NULL, 0);
+}
+
 static void
 setup_system(void)
 {
@@ -205,6 +269,7 @@ setup_system(void)
 	mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=755");
 	etc_bind();
 	urandom_fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+	cache_shell();
 	mount("cgroup2", CG, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	write_text(CG "/cgroup.subtree_control", "+cpu +memory +pids");
 	/* The guest's RAM is small by design: an allocation is the memory
