@@ -209,10 +209,6 @@ cache_file(const char *path, char *interp, size_t size)
 	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    (fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1)
 		return;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return;
-	}
 	/* at most 8 MiB of it: a shell or a libc is far less */
 	readahead(fd, 0, st.st_size < (8 << 20) ? (size_t)st.st_size : (size_t)8 << 20);
 	if (interp != NULL && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&

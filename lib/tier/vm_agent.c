@@ -434,9 +434,8 @@ static int
 ctl_request(const struct vm_paths *p, const struct vm_req *req, const char *what,
     struct sbx_err *e)
 {
-	char *payload = NULL;
-	uint32_t len = 0;
-	int n, lock, fd, type, r = 0;
+	char answer[64];
+	int n, lock, fd, r;
 
 	if ((lock = lock_ctl(p, &n, e)) == -1)
 		return -1;
@@ -444,12 +443,8 @@ ctl_request(const struct vm_paths *p, const struct vm_req *req, const char *what
 		close(lock);
 		return -1;
 	}
-	if ((type = recv_frame(fd, sbx_monotonic() + 30, &payload, &len)) == VM_FAILED &&
-	    len > sizeof(int32_t))
-		r = sbx_err_set(e, SBX_EX_OSERR, "the guest agent: %s", payload + sizeof(int32_t));
-	else if (type != VM_OK)
-		r = sbx_err_set(e, SBX_EX_OSERR, "the guest agent gave no answer to %s", what);
-	free(payload);
+	snprintf(answer, sizeof answer, "answer to %s", what);
+	r = expect(fd, VM_OK, NULL, 0, answer, e);
 	close(fd);
 	close(lock);
 	return r;
