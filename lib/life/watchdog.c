@@ -74,7 +74,10 @@ refresh(const struct sbx_store *s, struct target *t)
 	t->settled = m.has_rt && m.status != SBX_STATUS_NONE && m.status != SBX_STATUS_PROVISIONING;
 	t->pooled = m.status == SBX_STATUS_POOLED;
 	t->deadline = m.expires_at && sbx_time_parse(m.expires_at, &until) == 0 ? until : INFINITY;
-	t->limit = m.res.memory_mb != SBX_UNSET_INT ? m.res.memory_mb << 20 : 0;
+	/* A tier with no view of the sandbox's memory (microvm) has none watched. */
+	drv = sbx_driver_for(&m, NULL);
+	t->limit = m.res.memory_mb != SBX_UNSET_INT && drv != NULL && drv->memory_open != NULL &&
+	    drv->memory_used != NULL ? m.res.memory_mb << 20 : 0;
 	t->snap_every = m.snapshot.enabled == 1 && m.snapshot.interval_s != SBX_UNSET_INT ?
 	    (double)m.snapshot.interval_s : 0;
 	t->keep = m.snapshot.keep != SBX_UNSET_INT ? m.snapshot.keep : 1;
@@ -84,8 +87,7 @@ refresh(const struct sbx_store *s, struct target *t)
 	    (double)m.egress_refresh_s : 0;
 	if (t->resolve_every > 0 && t->next_resolve == 0)
 		t->next_resolve = sbx_realtime() + t->resolve_every;
-	if (t->limit && t->memfd == -1 && (drv = sbx_driver_for(&m, NULL)) != NULL &&
-	    drv->memory_open != NULL && drv->memory_used != NULL) {
+	if (t->limit && t->memfd == -1) {
 		t->memfd = drv->memory_open(s, &m);
 		t->memory_used = drv->memory_used;
 		t->memory_pressure = drv->memory_pressure;

@@ -1768,10 +1768,12 @@ const struct sbx_driver sbx_driver_microvm = {
 	.checkpoint = vm_checkpoint,
 	.restart = vm_restart,
 	.restore = vm_restore,
-	/* The VMM's cgroup: the guest's RAM as QEMU has touched it. */
-	.memory_open = sbx_ns_memory_open,
-	.memory_used = sbx_ns_memory_used,
-	.memory_pressure = sbx_ns_memory_pressure,
+	/*
+	 * No memory for the watchdog to sample: the VMM's cgroup holds the
+	 * guest's whole RAM (a VM started from a checkpoint has it all written
+	 * at once) and QEMU's own, over memory_mb from the start; the guest's
+	 * use is its agent's to tell (usage), and memory_mb its cgroup's.
+	 */
 	.usage = vm_usage,
 	.repin = vm_repin,
 	.repinned = sbx_net_repinned,
