@@ -158,7 +158,9 @@ struct sbx_driver {
 	int (*restore)(const struct sbx_store *s, struct sbx_manifest *m, const char *dir,
 	    struct sbx_err *e);
 	/* For the watchdog: a handle on the sandbox's memory use (-1: none now;
-	 * the caller closes it), and the bytes in use read through it (-1: unknown). */
+	 * the caller closes it), and the bytes in use read through it (-1: unknown).
+	 * NULL: the tier has no host-side view that memory_mb bounds (microvm),
+	 * and the watchdog watches none. */
 	int (*memory_open)(const struct sbx_store *s, const struct sbx_manifest *m);
 	long long (*memory_used)(int handle);
 	/* Through the same handle, the share of the last 10 s in which some and
