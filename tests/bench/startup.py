@@ -3,7 +3,7 @@
 # Start-up side by side with the peers, in one run: hyperfine -N for single
 # commands, a timing loop for the composite ones. Medians and ratios only.
 # Appends its figures to the YAML results file given as $1.
-import concurrent.futures, os, shutil, subprocess, sys, time
+import concurrent.futures, json, os, shutil, subprocess, sys, time
 
 from benchlib import RUNS, hyperfine, med, ratio_rows, runc_bundle, sh, write_rows
 
@@ -23,6 +23,33 @@ def state(sid, key):
         if k == key:
             return v.strip().strip('"')
     return None
+
+def mcp_runs(sid, n):
+    """An agent's exec: the round trip of sbx-mcp's run tool (argv /bin/true in
+    sid), one server kept for all n requests, its JSON encoding and this
+    client's reading of it counted in."""
+    p = subprocess.Popen(["sbx-mcp", "--any-sandbox"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, bufsize=0)
+    def call(i, method, params):
+        p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
+                                   "params": params}) + "\n").encode())
+        return json.loads(p.stdout.readline())
+    call(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "bench", "version": "0"}})
+    p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    xs = []
+    for i in range(n + 5):
+        a = time.perf_counter()
+        r = call(i + 1, "tools/call", {"name": "run", "arguments": {"sandbox_id": sid,
+                                                                     "argv": ["/bin/true"]}})
+        b = time.perf_counter()
+        if r.get("result", {}).get("structuredContent", {}).get("exit_code") != 0:
+            sys.exit(f"sbx-mcp run: {r}")
+        if i >= 5:
+            xs.append(b - a)
+    p.stdin.close()
+    p.wait()
+    return xs
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else None
@@ -46,6 +73,7 @@ def main():
         cmds["runc run"] = f"runc run --bundle {bundle} sbx-bench-{os.getpid()}"
     names = list(cmds)
     times = dict(zip(names, hyperfine([cmds[n] for n in names], os.path.join(root, "hf.json"))))
+    times["sbx-mcp run (an agent's exec)"] = mcp_runs(sid, RUNS)
     # provision + destroy, without a watchdog to match a one-shot peer
     times["sbx provision + gc"] = loop(
         lambda: subprocess.run(["sbx-gc", sh("sbx-provision", minimal)], check=True,
@@ -89,11 +117,13 @@ def main():
            "sbx-run ID (exec into a sandbox)": "/bin/true",
            "sbx-run ID, no runner": "/bin/true",
            "nsenter -t INIT -a (setns + exec)": "/bin/true",
+           "sbx-mcp run (an agent's exec)": "/bin/true",
            "sbx provision + gc": "bwrap --unshare-all",
            "sbx-provision, claimed from a pool": "sbx-provision, made fresh",
            "sbx-run -m, claimed from a pool": "bwrap --unshare-all, after a pause"}
     goals = {"sbx-run -m minimal.yaml (one-shot)": "<= 1.0x bwrap, <= 1.6x floor",
              "sbx-run ID (exec into a sandbox)": "<= 2.0x /bin/true, <= 1.0x nsenter",
+             "sbx-mcp run (an agent's exec)": "<= 2.0x /bin/true, <= 1.0x nsenter",
              "sbx provision + gc": "<= 1.5x bwrap",
              "sbx-provision, claimed from a pool": "<= 2 ms",
              "sbx-run -m, claimed from a pool": "<= 1.0x bwrap"}
@@ -103,7 +133,7 @@ def main():
         extra = ""
         if n.startswith("sbx-run -m"):
             extra = f", {m / med(times['floor (clone3 + exec)']):.1f}x floor"
-        if n.startswith("sbx-run ID"):
+        if n.startswith("sbx-run ID") or n.startswith("sbx-mcp"):
             extra = f", {m / med(times['nsenter -t INIT -a (setns + exec)']):.1f}x nsenter"
         rs = f"{ratio:.2f}x fresh" if n == "sbx-provision, claimed from a pool" else \
             f"{ratio:.1f}x {ref[n].split()[0]}" if ratio else ""
